@@ -1,0 +1,134 @@
+//! The core's one error type.
+
+use crate::io::{IoAnswer, IoErrorKind};
+
+/// Result alias of the core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the core. Every variant names what failed and where
+/// (a path, a file format, a field) so that a user can act on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The host answered an IO request with a failure the operation cannot work around
+    /// (a data file that is `NotFound`, a transient error after the host's retries...).
+    #[error("IO error on {path}: {kind}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    Io {
+        /// Path (or prefix) of the request.
+        path: String,
+        /// Failure kind as answered by the host.
+        kind: IoErrorKind,
+        /// Host detail, may be empty.
+        detail: String,
+    },
+
+    /// Bytes or JSON that do not follow the format.
+    #[error("corrupt {format} file {path}: {reason}")]
+    Corrupt {
+        /// File path (or a description of the buffer when no path is known).
+        path: String,
+        /// Format name: `snapshot`, `schema`, `avro-manifest`, `parquet`, `blob`, ...
+        format: &'static str,
+        /// What was expected and what was found.
+        reason: String,
+    },
+
+    /// Valid input that uses something this implementation does not support (a merge engine,
+    /// an aggregate function, a format version...).
+    #[error("unsupported: {feature}")]
+    Unsupported {
+        /// What is not supported, with its context.
+        feature: String,
+    },
+
+    /// A request that cannot be satisfied: an unknown snapshot id or tag, an unknown column,
+    /// a bad option value.
+    #[error("{0}")]
+    Invalid(String),
+
+    /// The host broke the IO protocol (answered an id that was not asked, or a range with the
+    /// wrong length, or stepped a machine before answering its round).
+    #[error("IO protocol violation: {detail}")]
+    Protocol {
+        /// What happened.
+        detail: String,
+    },
+
+    /// An Arrow kernel failed.
+    #[error("arrow error{}: {source}", if context.is_empty() { String::new() } else { format!(" in {context}") })]
+    Arrow {
+        /// Where.
+        context: String,
+        /// The Arrow error.
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+}
+
+impl Error {
+    /// An IO failure answered by the host.
+    pub fn io(path: impl Into<String>, kind: IoErrorKind, detail: impl Into<String>) -> Self {
+        Error::Io {
+            path: path.into(),
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    /// Corrupt input in `path` of format `format`.
+    pub fn corrupt(
+        path: impl Into<String>,
+        format: &'static str,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Corrupt {
+            path: path.into(),
+            format,
+            reason: reason.into(),
+        }
+    }
+
+    /// Something unsupported.
+    pub fn unsupported(feature: impl Into<String>) -> Self {
+        Error::Unsupported {
+            feature: feature.into(),
+        }
+    }
+
+    /// An invalid request or option.
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::Invalid(msg.into())
+    }
+
+    /// An Arrow error with context.
+    pub fn arrow(context: impl Into<String>, source: arrow_schema::ArrowError) -> Self {
+        Error::Arrow {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn unexpected_answer(path: &str, expected: &str, got: &IoAnswer) -> Self {
+        let got = match got {
+            IoAnswer::Bytes { .. } => "bytes",
+            IoAnswer::Head { .. } => "head",
+            IoAnswer::List { .. } => "list",
+            IoAnswer::Done => "done",
+            IoAnswer::Error { .. } => "error",
+        };
+        Error::Protocol {
+            detail: format!("request for {path} expected a {expected} answer, got {got}"),
+        }
+    }
+
+    /// True if this is an IO `NotFound`.
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            Error::Io {
+                kind: IoErrorKind::NotFound,
+                ..
+            }
+        )
+    }
+}

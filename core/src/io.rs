@@ -1,0 +1,852 @@
+//! The IO boundary: every byte the core needs is asked for as data.
+//!
+//! A [`Machine`] is an operation (resolve a snapshot, plan a scan, read a split, later commit)
+//! that the host drives:
+//!
+//! ```text
+//! loop {
+//!     match machine.step()? {
+//!         Step::NeedIo(round) => for req in round { machine.provide(req.id, host.answer(&req.op))? },
+//!         Step::Emit(item)    => out.push(item),
+//!         Step::Done          => break,
+//!     }
+//! }
+//! ```
+//!
+//! * A *round* is the `Vec<IoRequest>` of one [`Step::NeedIo`]. The host answers **every**
+//!   request of a round (in any order, matched by [`RequestId`]) before calling `step` again; it
+//!   may fetch them concurrently, coalesce ranges or retry, but it answers each id with exactly
+//!   the bytes asked for.
+//! * Request ids are sequential per machine, starting at 0, and requests are produced in a fixed
+//!   order: the same inputs give the same rounds on every host. This is what makes transcripts
+//!   (record/replay) and fault injection possible.
+//! * `NotFound` (and every other [`IoErrorKind`]) is an *answer*: the machine decides whether it
+//!   is an error (a missing data file) or expected (probing `snapshot-(n+1)`).
+//!
+//! Internally the operations are written as `async` code over an [`Io`] handle: awaiting an IO
+//! call registers a request and suspends; [`Machine::step`] polls the operation with a no-op
+//! waker and turns the requests registered since the last step into one round. There is no
+//! executor, timer, thread or runtime in the core: the compiler-generated state machine is the
+//! machine, and the host is the only thing that makes progress happen.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Id of one request within one machine, sequential from 0 in the order requests are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(pub u64);
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// How a [`IoOp::Put`] treats an existing object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PutMode {
+    /// Fail with [`IoErrorKind::AlreadyExists`] if the path exists (atomic create, used to
+    /// publish snapshots).
+    CreateNew,
+    /// Replace whatever is there (hint files such as `snapshot/LATEST`).
+    Overwrite,
+}
+
+/// One IO operation, as plain data. Paths are relative to the host's root (usually the table
+/// root or the warehouse root), `/`-separated, never starting with `/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum IoOp {
+    /// Read an object, or the byte range `range` (start inclusive, end exclusive, in bytes)
+    /// of it. Answer: [`IoAnswer::Bytes`] with exactly `range.end - range.start` bytes, or the
+    /// whole object when `range` is `None`.
+    Read {
+        /// Object path.
+        path: String,
+        /// Byte range, `None` for the whole object.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<Range<u64>>,
+    },
+    /// Object metadata. Answer: [`IoAnswer::Head`].
+    Head {
+        /// Object path.
+        path: String,
+    },
+    /// Objects whose path starts with `prefix` (recursively). Answer: [`IoAnswer::List`],
+    /// in any order (the core sorts). `Unsupported` is a valid answer (plain HTTP).
+    List {
+        /// Path prefix, usually a directory ending in `/`.
+        prefix: String,
+    },
+    /// Write an object. Answer: [`IoAnswer::Done`], or `AlreadyExists` under
+    /// [`PutMode::CreateNew`].
+    Put {
+        /// Object path.
+        path: String,
+        /// The whole content.
+        #[serde(with = "serde_bytes_hex")]
+        bytes: Bytes,
+        /// Create-new or overwrite.
+        mode: PutMode,
+    },
+    /// Delete an object. Answer: [`IoAnswer::Done`]; `NotFound` is also fine for callers
+    /// that clean up.
+    Delete {
+        /// Object path.
+        path: String,
+    },
+}
+
+impl IoOp {
+    /// The path this operation is about (the prefix for `List`).
+    pub fn path(&self) -> &str {
+        match self {
+            IoOp::Read { path, .. }
+            | IoOp::Head { path }
+            | IoOp::Put { path, .. }
+            | IoOp::Delete { path } => path,
+            IoOp::List { prefix } => prefix,
+        }
+    }
+}
+
+/// A request of a round: an id and the operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoRequest {
+    /// Id to answer with.
+    pub id: RequestId,
+    /// What is asked.
+    #[serde(flatten)]
+    pub op: IoOp,
+}
+
+/// Metadata of one object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectMeta {
+    /// Path, relative to the host root like the request's.
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+}
+
+/// Why an IO operation did not succeed. Small and serde-able: it crosses the boundary and is
+/// stored in transcripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoErrorKind {
+    /// The object does not exist.
+    NotFound,
+    /// `Put` with [`PutMode::CreateNew`] found an existing object.
+    AlreadyExists,
+    /// The host cannot do this operation (e.g. `List` over plain HTTP).
+    Unsupported,
+    /// A passing failure; the host already retried as it saw fit.
+    Transient,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for IoErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoErrorKind::NotFound => "not found",
+            IoErrorKind::AlreadyExists => "already exists",
+            IoErrorKind::Unsupported => "unsupported",
+            IoErrorKind::Transient => "transient failure",
+            IoErrorKind::Other => "IO error",
+        })
+    }
+}
+
+/// The host's answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum IoAnswer {
+    /// Bytes of a `Read`.
+    Bytes {
+        /// The bytes.
+        #[serde(with = "serde_bytes_hex")]
+        bytes: Bytes,
+    },
+    /// Answer to `Head`.
+    Head {
+        /// Size in bytes.
+        size_bytes: u64,
+    },
+    /// Answer to `List`.
+    List {
+        /// Objects under the prefix.
+        objects: Vec<ObjectMeta>,
+    },
+    /// `Put` or `Delete` succeeded.
+    Done,
+    /// The operation failed.
+    Error {
+        /// What kind of failure.
+        kind: IoErrorKind,
+        /// Human detail from the host (not interpreted).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        detail: String,
+    },
+}
+
+impl IoAnswer {
+    /// An error answer without detail.
+    pub fn error(kind: IoErrorKind) -> Self {
+        IoAnswer::Error {
+            kind,
+            detail: String::new(),
+        }
+    }
+
+    /// A bytes answer.
+    pub fn bytes(bytes: impl Into<Bytes>) -> Self {
+        IoAnswer::Bytes {
+            bytes: bytes.into(),
+        }
+    }
+}
+
+/// What a machine wants next.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Answer every request of this round, then call `step` again.
+    NeedIo(Vec<IoRequest>),
+    /// A result (a plan, a record batch...). Call `step` again for more.
+    Emit(T),
+    /// Finished; `step` must not be called again.
+    Done,
+}
+
+/// Shared state between a machine and the [`Io`] handles of its operation.
+struct IoState<T> {
+    next_id: u64,
+    /// Requests made since the last round was handed out.
+    fresh: Vec<IoRequest>,
+    /// Requests handed out and not yet answered.
+    outstanding: BTreeMap<RequestId, IoOp>,
+    /// Answers not yet taken by their future.
+    answers: BTreeMap<RequestId, (IoOp, IoAnswer)>,
+    /// Results emitted by the operation, not yet handed to the host.
+    emitted: std::collections::VecDeque<T>,
+}
+
+/// The operation's handle to ask for IO and to emit results. Cheap to clone.
+///
+/// All methods are `async`: they register a request and complete when the host answered it.
+/// Awaiting several of them concurrently (`futures::future::join_all`) puts them in one round.
+pub struct Io<T = ()> {
+    state: Arc<Mutex<IoState<T>>>,
+}
+
+impl<T> Clone for Io<T> {
+    fn clone(&self) -> Self {
+        Io {
+            state: Arc::clone(&self.state),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A poisoned lock means a panic elsewhere already happened; the state itself is still
+    // consistent (every mutation is a single push/insert), so keep going.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<T> Io<T> {
+    fn register(&self, op: IoOp) -> RequestId {
+        let mut st = lock(&self.state);
+        let id = RequestId(st.next_id);
+        st.next_id += 1;
+        st.fresh.push(IoRequest { id, op });
+        id
+    }
+
+    /// Perform `op` and return the host's raw answer (errors included).
+    pub async fn call(&self, op: IoOp) -> IoAnswer {
+        let id = self.register(op);
+        AnswerFuture {
+            state: Arc::clone(&self.state),
+            id,
+        }
+        .await
+    }
+
+    /// Read a whole object. `NotFound` and other failures become [`Error::Io`].
+    pub async fn read(&self, path: &str) -> Result<Bytes> {
+        match self.read_opt(path, None).await? {
+            Some(b) => Ok(b),
+            None => Err(Error::io(path, IoErrorKind::NotFound, "")),
+        }
+    }
+
+    /// Read `range` of an object; checks that exactly `range.end - range.start` bytes came
+    /// back.
+    pub async fn read_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+        match self.read_opt(path, Some(range)).await? {
+            Some(b) => Ok(b),
+            None => Err(Error::io(path, IoErrorKind::NotFound, "")),
+        }
+    }
+
+    /// Read an object or a range of it; `Ok(None)` when it does not exist.
+    pub async fn read_opt(&self, path: &str, range: Option<Range<u64>>) -> Result<Option<Bytes>> {
+        let op = IoOp::Read {
+            path: path.to_string(),
+            range: range.clone(),
+        };
+        match self.call(op).await {
+            IoAnswer::Bytes { bytes } => {
+                if let Some(r) = range {
+                    let want = r.end.saturating_sub(r.start);
+                    if bytes.len() as u64 != want {
+                        return Err(Error::Protocol {
+                            detail: format!(
+                                "read of {path} range {}..{} answered with {} bytes, expected {want}",
+                                r.start,
+                                r.end,
+                                bytes.len()
+                            ),
+                        });
+                    }
+                }
+                Ok(Some(bytes))
+            }
+            IoAnswer::Error {
+                kind: IoErrorKind::NotFound,
+                ..
+            } => Ok(None),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "bytes", &other)),
+        }
+    }
+
+    /// Size of an object in bytes; `Ok(None)` when it does not exist.
+    pub async fn head(&self, path: &str) -> Result<Option<u64>> {
+        match self
+            .call(IoOp::Head {
+                path: path.to_string(),
+            })
+            .await
+        {
+            IoAnswer::Head { size_bytes } => Ok(Some(size_bytes)),
+            IoAnswer::Error {
+                kind: IoErrorKind::NotFound,
+                ..
+            } => Ok(None),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "head", &other)),
+        }
+    }
+
+    /// List objects under `prefix`, sorted by path. `Ok(None)` when the host cannot list
+    /// (`Unsupported`); an absent directory lists as empty.
+    pub async fn list(&self, prefix: &str) -> Result<Option<Vec<ObjectMeta>>> {
+        match self
+            .call(IoOp::List {
+                prefix: prefix.to_string(),
+            })
+            .await
+        {
+            IoAnswer::List { mut objects } => {
+                objects.sort();
+                Ok(Some(objects))
+            }
+            IoAnswer::Error {
+                kind: IoErrorKind::Unsupported,
+                ..
+            } => Ok(None),
+            IoAnswer::Error {
+                kind: IoErrorKind::NotFound,
+                ..
+            } => Ok(Some(Vec::new())),
+            IoAnswer::Error { kind, detail } => Err(Error::io(prefix, kind, detail)),
+            other => Err(Error::unexpected_answer(prefix, "list", &other)),
+        }
+    }
+
+    /// Write an object. Returns `Ok(false)` when `mode` is [`PutMode::CreateNew`] and the
+    /// object already exists.
+    pub async fn put(&self, path: &str, bytes: Bytes, mode: PutMode) -> Result<bool> {
+        match self
+            .call(IoOp::Put {
+                path: path.to_string(),
+                bytes,
+                mode,
+            })
+            .await
+        {
+            IoAnswer::Done => Ok(true),
+            IoAnswer::Error {
+                kind: IoErrorKind::AlreadyExists,
+                ..
+            } if mode == PutMode::CreateNew => Ok(false),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "done", &other)),
+        }
+    }
+
+    /// Delete an object; a missing object is not an error.
+    pub async fn delete(&self, path: &str) -> Result<()> {
+        match self
+            .call(IoOp::Delete {
+                path: path.to_string(),
+            })
+            .await
+        {
+            IoAnswer::Done
+            | IoAnswer::Error {
+                kind: IoErrorKind::NotFound,
+                ..
+            } => Ok(()),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "done", &other)),
+        }
+    }
+
+    /// Hand a result to the host. The operation continues until its next IO or until it
+    /// awaits [`Io::yield_now`]; await that after emitting to keep memory bounded.
+    pub fn emit(&self, item: T) {
+        lock(&self.state).emitted.push_back(item);
+    }
+
+    /// Emit `item` and suspend until the host took it (backpressure for streams).
+    pub async fn emit_and_yield(&self, item: T) {
+        self.emit(item);
+        YieldNow { yielded: false }.await
+    }
+}
+
+struct AnswerFuture<T> {
+    state: Arc<Mutex<IoState<T>>>,
+    id: RequestId,
+}
+
+impl<T> Future for AnswerFuture<T> {
+    type Output = IoAnswer;
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<IoAnswer> {
+        let mut st = lock(&self.state);
+        match st.answers.remove(&self.id) {
+            Some((_, answer)) => Poll::Ready(answer),
+            None => Poll::Pending,
+        }
+    }
+}
+
+struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            Poll::Ready(())
+        } else {
+            self.yielded = true;
+            Poll::Pending
+        }
+    }
+}
+
+type BoxedOp = Pin<Box<dyn Future<Output = Result<()>> + Send>>;
+
+/// A resumable operation driven by the host through rounds of IO. `T` is what it emits.
+///
+/// Errors returned by [`Machine::step`] are final: the machine is finished after one.
+pub struct Machine<T> {
+    name: &'static str,
+    state: Arc<Mutex<IoState<T>>>,
+    op: Option<BoxedOp>,
+    failed: bool,
+}
+
+impl<T> fmt::Debug for Machine<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = lock(&self.state);
+        f.debug_struct("Machine")
+            .field("name", &self.name)
+            .field("next_request_id", &st.next_id)
+            .field("outstanding", &st.outstanding.len())
+            .field("finished", &self.op.is_none())
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> Machine<T> {
+    /// Build a machine from an operation. `name` appears in debug output and protocol errors.
+    ///
+    /// `body` receives the [`Io`] handle and returns the operation's future.
+    pub fn new<F, Fut>(name: &'static str, body: F) -> Self
+    where
+        F: FnOnce(Io<T>) -> Fut,
+        Fut: Future<Output = Result<()>> + Send + 'static,
+    {
+        let state = Arc::new(Mutex::new(IoState {
+            next_id: 0,
+            fresh: Vec::new(),
+            outstanding: BTreeMap::new(),
+            answers: BTreeMap::new(),
+            emitted: std::collections::VecDeque::new(),
+        }));
+        let io = Io {
+            state: Arc::clone(&state),
+        };
+        Machine {
+            name,
+            state,
+            op: Some(Box::pin(body(io))),
+            failed: false,
+        }
+    }
+
+    /// A machine that computes one value and emits it once.
+    pub fn once<F, Fut>(name: &'static str, body: F) -> Self
+    where
+        F: FnOnce(Io<T>) -> Fut,
+        Fut: Future<Output = Result<T>> + Send + 'static,
+    {
+        Machine::new(name, move |io: Io<T>| {
+            let fut = body(io.clone());
+            async move {
+                let value = fut.await?;
+                io.emit(value);
+                Ok(())
+            }
+        })
+    }
+
+    /// Advance until the machine needs IO, emits a result, finishes or fails.
+    ///
+    /// Errors: [`Error::Protocol`] if requests of the previous round are unanswered; any
+    /// error of the operation itself.
+    pub fn step(&mut self) -> Result<Step<T>> {
+        if self.failed {
+            return Err(Error::Protocol {
+                detail: format!("{}: step called after the machine failed", self.name),
+            });
+        }
+        {
+            let mut st = lock(&self.state);
+            if let Some(item) = st.emitted.pop_front() {
+                return Ok(Step::Emit(item));
+            }
+            if let Some((id, op)) = st.outstanding.iter().next() {
+                let detail = format!(
+                    "{}: step called before request {id} ({} {}) was answered",
+                    self.name,
+                    op_name(op),
+                    op.path()
+                );
+                return Err(Error::Protocol { detail });
+            }
+            if !st.fresh.is_empty() {
+                return Ok(Step::NeedIo(hand_out(&mut st)));
+            }
+        }
+        let Some(op) = self.op.as_mut() else {
+            return Ok(Step::Done);
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        let polled = op.as_mut().poll(&mut cx);
+        let mut st = lock(&self.state);
+        match polled {
+            Poll::Ready(Ok(())) => {
+                self.op = None;
+                if !st.fresh.is_empty() {
+                    self.failed = true;
+                    return Err(Error::Protocol {
+                        detail: format!("{}: finished with unawaited requests", self.name),
+                    });
+                }
+                Ok(match st.emitted.pop_front() {
+                    Some(item) => Step::Emit(item),
+                    None => Step::Done,
+                })
+            }
+            Poll::Ready(Err(e)) => {
+                self.op = None;
+                self.failed = true;
+                Err(e)
+            }
+            Poll::Pending => {
+                // Results first; a round made in the same poll is handed out by the next step.
+                if let Some(item) = st.emitted.pop_front() {
+                    Ok(Step::Emit(item))
+                } else if !st.fresh.is_empty() {
+                    Ok(Step::NeedIo(hand_out(&mut st)))
+                } else {
+                    self.op = None;
+                    self.failed = true;
+                    Err(Error::Protocol {
+                        detail: format!(
+                            "{}: operation suspended without asking for IO or emitting",
+                            self.name
+                        ),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Answer request `id` of the current round.
+    ///
+    /// Errors: [`Error::Protocol`] if `id` was not asked in the current round or was answered
+    /// already.
+    pub fn provide(&mut self, id: RequestId, answer: IoAnswer) -> Result<()> {
+        let mut st = lock(&self.state);
+        match st.outstanding.remove(&id) {
+            Some(op) => {
+                st.answers.insert(id, (op, answer));
+                Ok(())
+            }
+            None => Err(Error::Protocol {
+                detail: format!(
+                    "{}: answer for request {id}, which is not outstanding",
+                    self.name
+                ),
+            }),
+        }
+    }
+
+    /// The machine's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+fn hand_out<T>(st: &mut IoState<T>) -> Vec<IoRequest> {
+    let round = std::mem::take(&mut st.fresh);
+    for r in &round {
+        st.outstanding.insert(r.id, r.op.clone());
+    }
+    round
+}
+
+fn op_name(op: &IoOp) -> &'static str {
+    match op {
+        IoOp::Read { .. } => "read",
+        IoOp::Head { .. } => "head",
+        IoOp::List { .. } => "list",
+        IoOp::Put { .. } => "put",
+        IoOp::Delete { .. } => "delete",
+    }
+}
+
+/// Serde helper: bytes as a lowercase hex string (readable in transcripts and debug JSON).
+pub mod serde_bytes_hex {
+    use bytes::Bytes;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Serialize as hex.
+    pub fn serialize<S: Serializer>(b: &Bytes, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::util::hex(b))
+    }
+
+    /// Deserialize from hex.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Bytes, D::Error> {
+        let s = String::deserialize(d)?;
+        crate::util::unhex(&s)
+            .map(Bytes::from)
+            .ok_or_else(|| serde::de::Error::custom("invalid hex string"))
+    }
+}
+
+/// An in-memory object store answering requests: for tests, docs and the wasm in-memory source.
+///
+/// Paths are keys; `List` returns every key starting with the prefix.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    /// Objects by path.
+    pub objects: BTreeMap<String, Bytes>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Answer one operation, mutating the store for `Put`/`Delete`.
+    pub fn answer(&mut self, op: &IoOp) -> IoAnswer {
+        match op {
+            IoOp::Read { path, range } => match self.objects.get(path) {
+                None => IoAnswer::error(IoErrorKind::NotFound),
+                Some(b) => match range {
+                    None => IoAnswer::bytes(b.clone()),
+                    Some(r) => {
+                        let len = b.len() as u64;
+                        if r.start > r.end || r.end > len {
+                            IoAnswer::Error {
+                                kind: IoErrorKind::Other,
+                                detail: format!(
+                                    "range {}..{} out of bounds of {len} bytes",
+                                    r.start, r.end
+                                ),
+                            }
+                        } else {
+                            IoAnswer::bytes(b.slice(r.start as usize..r.end as usize))
+                        }
+                    }
+                },
+            },
+            IoOp::Head { path } => match self.objects.get(path) {
+                None => IoAnswer::error(IoErrorKind::NotFound),
+                Some(b) => IoAnswer::Head {
+                    size_bytes: b.len() as u64,
+                },
+            },
+            IoOp::List { prefix } => IoAnswer::List {
+                objects: self
+                    .objects
+                    .range(prefix.clone()..)
+                    .take_while(|(k, _)| k.starts_with(prefix.as_str()))
+                    .map(|(k, v)| ObjectMeta {
+                        path: k.clone(),
+                        size_bytes: v.len() as u64,
+                    })
+                    .collect(),
+            },
+            IoOp::Put { path, bytes, mode } => {
+                if *mode == PutMode::CreateNew && self.objects.contains_key(path) {
+                    IoAnswer::error(IoErrorKind::AlreadyExists)
+                } else {
+                    self.objects.insert(path.clone(), bytes.clone());
+                    IoAnswer::Done
+                }
+            }
+            IoOp::Delete { path } => match self.objects.remove(path) {
+                Some(_) => IoAnswer::Done,
+                None => IoAnswer::error(IoErrorKind::NotFound),
+            },
+        }
+    }
+
+    /// Drive `machine` to the end over this store, collecting what it emits.
+    pub fn run<T: Send + 'static>(&mut self, mut machine: Machine<T>) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        loop {
+            match machine.step()? {
+                Step::NeedIo(round) => {
+                    for req in round {
+                        let answer = self.answer(&req.op);
+                        machine.provide(req.id, answer)?;
+                    }
+                }
+                Step::Emit(item) => out.push(item),
+                Step::Done => return Ok(out),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::future::join_all;
+
+    #[test]
+    fn rounds_are_sequential_and_concurrent_reads_share_a_round() {
+        let mut store = MemoryStore::new();
+        store
+            .objects
+            .insert("a".into(), Bytes::from_static(b"hello"));
+        store
+            .objects
+            .insert("b".into(), Bytes::from_static(b"world"));
+        let mut m: Machine<String> = Machine::once("test", |io: Io<String>| async move {
+            let first = io.read_range("a", 1..3).await?;
+            let both = join_all([io.read("a"), io.read("b")]).await;
+            let mut s = String::from_utf8_lossy(&first).to_string();
+            for b in both {
+                s.push_str(&String::from_utf8_lossy(&b?));
+            }
+            Ok(s)
+        });
+        let Step::NeedIo(r1) = m.step().unwrap() else {
+            panic!("expected io")
+        };
+        assert_eq!(r1.len(), 1);
+        assert_eq!(r1[0].id, RequestId(0));
+        m.provide(r1[0].id, store.answer(&r1[0].op)).unwrap();
+        let Step::NeedIo(r2) = m.step().unwrap() else {
+            panic!("expected io")
+        };
+        assert_eq!(
+            r2.iter().map(|r| r.id.0).collect::<Vec<_>>(),
+            vec![1, 2],
+            "both reads in one round, in order"
+        );
+        // Answer out of order.
+        m.provide(r2[1].id, store.answer(&r2[1].op)).unwrap();
+        m.provide(r2[0].id, store.answer(&r2[0].op)).unwrap();
+        let Step::Emit(s) = m.step().unwrap() else {
+            panic!("expected emit")
+        };
+        assert_eq!(s, "elhelloworld");
+        assert!(matches!(m.step().unwrap(), Step::Done));
+    }
+
+    #[test]
+    fn protocol_errors_are_reported() {
+        let mut m: Machine<()> = Machine::once("test", |io: Io<()>| async move {
+            io.read("x").await?;
+            Ok(())
+        });
+        let Step::NeedIo(r) = m.step().unwrap() else {
+            panic!()
+        };
+        assert!(matches!(m.step(), Err(Error::Protocol { .. })));
+        assert!(m.provide(RequestId(7), IoAnswer::Done).is_err());
+        m.provide(r[0].id, IoAnswer::error(IoErrorKind::NotFound))
+            .unwrap();
+        let m2: Machine<()> = Machine::once("t", |io: Io<()>| async move {
+            io.read("x").await?;
+            Ok(())
+        });
+        let mut store = MemoryStore::new();
+        let err = store.run(m2).unwrap_err();
+        assert!(err.to_string().contains("x"), "{err}");
+    }
+
+    #[test]
+    fn short_range_answer_is_an_error() {
+        let mut m: Machine<()> = Machine::once("t", |io: Io<()>| async move {
+            io.read_range("x", 0..4).await?;
+            Ok(())
+        });
+        let Step::NeedIo(r) = m.step().unwrap() else {
+            panic!()
+        };
+        m.provide(r[0].id, IoAnswer::bytes(vec![1u8, 2])).unwrap();
+        assert!(matches!(m.step(), Err(Error::Protocol { .. })));
+    }
+
+    #[test]
+    fn put_create_new_reports_existing() {
+        let mut store = MemoryStore::new();
+        let m: Machine<(bool, bool)> = Machine::once("t", |io: Io<(bool, bool)>| async move {
+            let a = io
+                .put("s", Bytes::from_static(b"1"), PutMode::CreateNew)
+                .await?;
+            let b = io
+                .put("s", Bytes::from_static(b"2"), PutMode::CreateNew)
+                .await?;
+            Ok((a, b))
+        });
+        assert_eq!(store.run(m).unwrap(), vec![(true, false)]);
+        assert_eq!(store.objects["s"], Bytes::from_static(b"1"));
+    }
+}

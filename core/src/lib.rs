@@ -1,0 +1,20 @@
+//! # paimon-kernel
+//!
+//! The sans-IO core of a Rust implementation of the [Apache Paimon](https://paimon.apache.org)
+//! table format. It never performs IO: every operation is a [`io::Machine`] that asks for
+//! bytes in rounds of [`io::IoRequest`]s and is driven by a host (`paimon-native` over
+//! `object_store`, `paimon-wasm` in the browser, or the conformance replayer).
+//!
+//! Module map (see `DESIGN.md`):
+//! * [`io`]: the IO boundary (requests, answers, machines, an in-memory store).
+//! * [`spec`]: table metadata (snapshot, schema, data types, manifests, data file meta,
+//!   binary rows, options).
+
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod io;
+pub mod spec;
+pub mod util;
+
+pub use error::{Error, Result};
