@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace. Installs what it needs first (idempotent, fails loudly).
+# Usage: scripts/test-all.sh            (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/paimon-kernel/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "install: toolchain pieces and system packages"
+scripts/install-deps.sh
+
+step "wasm32: the core builds for wasm32-unknown-unknown, clean of host-only crates"
+scripts/check-wasm-core.sh
+
+step "lint: rustfmt and clippy"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "test: cargo test --workspace"
+cargo test --workspace 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
+# Plain closing line for CI: the sums of every libtest 'test result:' line.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+     END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' "$CARGO_TARGET_DIR/test-output.txt"
