@@ -1,1 +1,35 @@
-//! placeholder
+//! # paimon-native
+//!
+//! The native host of [`paimon_kernel`]: it answers the core's rounds of IO with
+//! [`object_store`] calls on a tokio runtime and offers a library API over tables.
+//!
+//! * [`ObjectStoreHost`] drives any core [`Machine`](paimon_kernel::io::Machine): concurrent,
+//!   bounded store calls per round, coalesced ranged reads, retries, error mapping.
+//! * [`TableLocation`] turns a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`,
+//!   `file://`, `memory://`) into a store rooted at the table directory.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> paimon_native::Result<()> {
+//! use bytes::Bytes;
+//! use paimon_kernel::io::{Io, Machine, PutMode};
+//! use paimon_native::ObjectStoreHost;
+//!
+//! let host = ObjectStoreHost::open("memory://")?;
+//! let machine = Machine::once("hello", |io: Io<String>| async move {
+//!     io.put("greeting", Bytes::from_static(b"hello"), PutMode::CreateNew).await?;
+//!     let bytes = io.read_range("greeting", 1..4).await?;
+//!     Ok(String::from_utf8_lossy(&bytes).into_owned())
+//! });
+//! assert_eq!(host.run_once(machine).await?, "ell");
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod error;
+pub mod host;
+pub mod location;
+
+pub use error::{Error, Result};
+pub use host::{HostOptions, HostStats, ObjectStoreHost};
+pub use location::{StoreKind, TableLocation};
