@@ -14,7 +14,7 @@ pub fn hex(bytes: &[u8]) -> String {
 /// Parse a hex string (either case); `None` on odd length or a non-hex digit.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
     let s = s.as_bytes();
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     fn digit(c: u8) -> Option<u8> {

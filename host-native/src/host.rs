@@ -624,6 +624,9 @@ fn is_transient(e: &object_store::Error) -> bool {
         || text.contains("status code: 429")
 }
 
+/// Requests answered by one fetch: id and the range each asked for.
+type Members = Vec<(RequestId, Range<u64>)>;
+
 /// Work for one store call (or one coalesced group of ranged reads).
 #[derive(Debug, PartialEq, Eq)]
 enum Job {
@@ -684,9 +687,9 @@ fn coalesce(
     mut ranges: Vec<(RequestId, Range<u64>)>,
     gap: u64,
     max_bytes: u64,
-) -> Vec<(Range<u64>, Vec<(RequestId, Range<u64>)>)> {
+) -> Vec<(Range<u64>, Members)> {
     ranges.sort_by_key(|(id, r)| (r.start, r.end, *id));
-    let mut out: Vec<(Range<u64>, Vec<(RequestId, Range<u64>)>)> = Vec::new();
+    let mut out: Vec<(Range<u64>, Members)> = Vec::new();
     for (id, r) in ranges {
         if let Some((fetch, members)) = out.last_mut() {
             let end = fetch.end.max(r.end);
