@@ -11,8 +11,10 @@
 //!   binary rows, options).
 
 #![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod error;
+pub mod format;
 pub mod io;
 pub mod spec;
 pub mod util;
