@@ -17,6 +17,7 @@ pub mod error;
 pub mod format;
 pub mod io;
 pub mod spec;
+pub mod types;
 pub mod util;
 
 pub use error::{Error, Result};

@@ -1,4 +1,8 @@
 //! Pure codecs of Paimon's file formats: bytes in, values or Arrow arrays out (and back).
 
+pub mod avro_data;
 pub mod blob;
 pub mod blob_descriptor;
+pub mod data_file;
+pub mod orc;
+pub mod parquet;

@@ -1,0 +1,183 @@
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, Float32Array, Int32Array, Int64Array, LargeStringArray,
+    RecordBatch, StringArray, TimestampNanosecondArray, types::Int32Type,
+};
+use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
+
+use super::*;
+use crate::spec::types::{DataField, DataType, TypeKind};
+
+fn n(kind: TypeKind) -> DataType {
+    DataType::nullable(kind)
+}
+
+fn field(id: i32, name: &str, data_type: DataType) -> DataField {
+    DataField {
+        id,
+        name: name.to_string(),
+        data_type,
+        description: None,
+        default_value: None,
+    }
+}
+
+/// Expected values transcribed from pypaimon 2.1.0 `PyarrowFieldParser.from_paimon_type`.
+#[test]
+fn paimon_types_map_like_pypaimon() {
+    use TypeKind::*;
+    let cases: Vec<(TypeKind, ArrowType)> = vec![
+        (Boolean, ArrowType::Boolean),
+        (TinyInt, ArrowType::Int8),
+        (SmallInt, ArrowType::Int16),
+        (Int, ArrowType::Int32),
+        (BigInt, ArrowType::Int64),
+        (Float, ArrowType::Float32),
+        (Double, ArrowType::Float64),
+        (Decimal { precision: 38, scale: 10 }, ArrowType::Decimal128(38, 10)),
+        (Char { length: 5 }, ArrowType::Utf8),
+        (VarChar { length: i32::MAX as u32 }, ArrowType::Utf8),
+        (Binary { length: 4 }, ArrowType::Binary),
+        (VarBinary { length: 16 }, ArrowType::Binary),
+        (Blob, ArrowType::LargeBinary),
+        (Date, ArrowType::Date32),
+        (Time { precision: 0 }, ArrowType::Time32(TimeUnit::Millisecond)),
+        (Timestamp { precision: 0 }, ArrowType::Timestamp(TimeUnit::Second, None)),
+        (Timestamp { precision: 3 }, ArrowType::Timestamp(TimeUnit::Millisecond, None)),
+        (Timestamp { precision: 4 }, ArrowType::Timestamp(TimeUnit::Microsecond, None)),
+        (Timestamp { precision: 9 }, ArrowType::Timestamp(TimeUnit::Nanosecond, None)),
+        (
+            LocalZonedTimestamp { precision: 6 },
+            ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        ),
+    ];
+    for (kind, arrow) in cases {
+        assert_eq!(paimon_to_arrow_type(&n(kind.clone())).unwrap(), arrow, "{kind:?}");
+    }
+    let map = n(Map(
+        Box::new(DataType::not_null(VarChar { length: 10 })),
+        Box::new(DataType::not_null(BigInt)),
+    ));
+    assert_eq!(
+        paimon_to_arrow_type(&map).unwrap(),
+        ArrowType::Map(
+            Arc::new(Field::new(
+                "entries",
+                ArrowType::Struct(
+                    vec![
+                        Field::new("key", ArrowType::Utf8, false),
+                        Field::new("value", ArrowType::Int64, false)
+                    ]
+                    .into()
+                ),
+                false
+            )),
+            false
+        )
+    );
+    let row = n(Row(vec![
+        field(1, "x", DataType::not_null(Int)),
+        field(2, "z", n(Array(Box::new(n(Double))))),
+    ]));
+    assert_eq!(
+        paimon_to_arrow_type(&row).unwrap(),
+        ArrowType::Struct(
+            vec![
+                Field::new("x", ArrowType::Int32, false),
+                Field::new(
+                    "z",
+                    ArrowType::List(Arc::new(Field::new("item", ArrowType::Float64, true))),
+                    true
+                )
+            ]
+            .into()
+        )
+    );
+    assert_eq!(
+        paimon_to_arrow_type(&n(Variant)).unwrap(),
+        ArrowType::Struct(
+            vec![
+                Field::new("value", ArrowType::Binary, false),
+                Field::new("metadata", ArrowType::Binary, false)
+            ]
+            .into()
+        )
+    );
+    assert!(matches!(
+        paimon_to_arrow_type(&n(Other("GEOMETRY".into()))),
+        Err(Error::Unsupported { .. })
+    ));
+    let schema =
+        paimon_to_arrow_schema(&[field(0, "id", DataType::not_null(Int)), field(1, "s", n(Blob))])
+            .unwrap();
+    assert!(!schema.field(0).is_nullable());
+    assert_eq!(schema.field(1).data_type(), &ArrowType::LargeBinary);
+}
+
+#[test]
+fn evolution_and_physical_casts() {
+    let target = Arc::new(Schema::new(vec![
+        Field::new("big", ArrowType::Int64, true),
+        Field::new("dbl", ArrowType::Float64, true),
+        Field::new("s", ArrowType::Utf8, true),
+        Field::new("ts", ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        Field::new("renamed", ArrowType::Utf8, false),
+    ]));
+    let dict: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
+    let file_schema = Arc::new(Schema::new(vec![
+        Field::new("i", ArrowType::Int32, true),
+        Field::new("f", ArrowType::Float32, true),
+        Field::new("d", dict.data_type().clone(), true),
+        Field::new("t", ArrowType::Timestamp(TimeUnit::Nanosecond, None), true),
+        Field::new("old", ArrowType::LargeUtf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        file_schema,
+        vec![
+            Arc::new(Int32Array::from(vec![Some(1), None, Some(-3)])),
+            Arc::new(Float32Array::from(vec![0.1, 1.5, -0.0])),
+            Arc::new(dict),
+            Arc::new(TimestampNanosecondArray::from(vec![1_000, 2_000_000, -5_000])),
+            Arc::new(LargeStringArray::from(vec!["x", "y", "z"])),
+        ],
+    )
+    .unwrap();
+    let out = cast_batch_to(&batch, &target, "f.parquet").unwrap();
+    assert_eq!(out.schema(), target);
+    let big = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    assert_eq!(big.iter().collect::<Vec<_>>(), vec![Some(1), None, Some(-3)]);
+    let dbl = out.column(1).as_any().downcast_ref::<arrow_array::Float64Array>().unwrap();
+    assert_eq!(dbl.value(0), f64::from(0.1f32));
+    let s = out.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+    assert_eq!(s.iter().collect::<Vec<_>>(), vec![Some("a"), Some("b"), Some("a")]);
+    let ts = out
+        .column(3)
+        .as_any()
+        .downcast_ref::<arrow_array::TimestampMicrosecondArray>()
+        .unwrap();
+    assert_eq!(ts.values().to_vec(), vec![1, 2_000, -5]);
+}
+
+#[test]
+fn disallowed_casts_and_nulls_name_file_and_column() {
+    let column: ArrayRef = Arc::new(arrow_array::BooleanArray::from(vec![true]));
+    let err = cast_column_to(
+        &column,
+        &Field::new("when", ArrowType::Date32, true),
+        "bucket-0/data-1.orc",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("bucket-0/data-1.orc") && err.contains("when"), "{err}");
+
+    let column: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None]));
+    let err = cast_column_to(&column, &Field::new("k", ArrowType::Int32, false), "p")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("NOT NULL") && err.contains('k'), "{err}");
+
+    // Narrowing that overflows is an error, not a silent NULL.
+    let column: ArrayRef = Arc::new(Int64Array::from(vec![1i64 << 40]));
+    assert!(cast_column_to(&column, &Field::new("n", ArrowType::Int32, true), "p").is_err());
+}
