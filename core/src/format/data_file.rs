@@ -132,16 +132,13 @@ impl ResolvedProjection {
         }
     }
 
-    /// The names of the decoded root columns.
-    pub(crate) fn root_names(&self, file_schema: &Schema) -> Vec<String> {
-        self.roots
-            .iter()
-            .map(|&i| file_schema.field(i).name().clone())
-            .collect()
-    }
-
     /// Put the decoded columns (in `roots` order) into the output order.
-    pub(crate) fn apply(&self, batch: &RecordBatch, path: &str, format: &'static str) -> Result<RecordBatch> {
+    pub(crate) fn apply(
+        &self,
+        batch: &RecordBatch,
+        path: &str,
+        format: &'static str,
+    ) -> Result<RecordBatch> {
         let columns = self
             .reorder
             .iter()
@@ -151,11 +148,16 @@ impl ResolvedProjection {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let options =
-            arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options).map_err(|e| {
-            Error::corrupt(path, format, format!("decoded batch does not match the file schema: {e}"))
-        })
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options).map_err(
+            |e| {
+                Error::corrupt(
+                    path,
+                    format,
+                    format!("decoded batch does not match the file schema: {e}"),
+                )
+            },
+        )
     }
 }
 
@@ -315,26 +317,29 @@ pub fn decode_data_file(
     store.objects.insert(path.to_string(), bytes);
     let path = path.to_string();
     let projection = projection.map(<[String]>::to_vec);
-    let machine = Machine::once("decode_data_file", move |io: Io<DecodedDataFile>| async move {
-        let mut reader = DataFileReader::open(
-            &io,
-            &path,
-            file_size,
-            format,
-            projection.as_deref(),
-            batch_size,
-        )
-        .await?;
-        let mut batches = Vec::new();
-        while let Some(batch) = reader.next_batch(&io).await? {
-            batches.push(batch);
-        }
-        Ok(DecodedDataFile {
-            file_schema: Arc::clone(reader.file_schema()),
-            schema: Arc::clone(reader.schema()),
-            batches,
-        })
-    });
+    let machine = Machine::once(
+        "decode_data_file",
+        move |io: Io<DecodedDataFile>| async move {
+            let mut reader = DataFileReader::open(
+                &io,
+                &path,
+                file_size,
+                format,
+                projection.as_deref(),
+                batch_size,
+            )
+            .await?;
+            let mut batches = Vec::new();
+            while let Some(batch) = reader.next_batch(&io).await? {
+                batches.push(batch);
+            }
+            Ok(DecodedDataFile {
+                file_schema: Arc::clone(reader.file_schema()),
+                schema: Arc::clone(reader.schema()),
+                batches,
+            })
+        },
+    );
     store
         .run(machine)?
         .pop()
@@ -355,7 +360,9 @@ pub(crate) fn check_range(
         _ => Err(Error::corrupt(
             path,
             format,
-            format!("{what} at offset {start} of {len} bytes lies outside the file of {file_size} bytes"),
+            format!(
+                "{what} at offset {start} of {len} bytes lies outside the file of {file_size} bytes"
+            ),
         )),
     }
 }
@@ -380,11 +387,74 @@ pub(crate) async fn extend_tail<T>(
         return Ok(tail);
     }
     let start = file_size.checked_sub(needed).ok_or_else(|| {
-        Error::corrupt(path, "data-file", format!("footer of {needed} bytes is larger than the file"))
+        Error::corrupt(
+            path,
+            "data-file",
+            format!("footer of {needed} bytes is larger than the file"),
+        )
     })?;
     let prefix = io.read_range(path, start..file_size - have).await?;
     let mut all = Vec::with_capacity(prefix.len() + tail.len());
     all.extend_from_slice(&prefix);
     all.extend_from_slice(&tail);
     Ok(Bytes::from(all))
+}
+
+/// Read several ranges of one file in one round.
+///
+/// Not `futures_util::future::try_join_all`: above 30 futures it switches to
+/// `FuturesUnordered`, which only re-polls futures whose waker fired, and the answers of an
+/// [`Io`] round do not wake (the machine polls with a no-op waker). This join polls every
+/// unfinished read on every poll.
+pub(crate) async fn read_ranges<T>(
+    io: &Io<T>,
+    path: &str,
+    ranges: &[std::ops::Range<u64>],
+) -> Result<Vec<Bytes>> {
+    let futures: Vec<_> = ranges
+        .iter()
+        .map(|r| Box::pin(io.read_range(path, r.clone())))
+        .collect();
+    PollAll {
+        futures,
+        results: Vec::new(),
+    }
+    .await
+    .into_iter()
+    .collect()
+}
+
+struct PollAll<F: std::future::Future> {
+    futures: Vec<std::pin::Pin<Box<F>>>,
+    results: Vec<Option<F::Output>>,
+}
+
+impl<F: std::future::Future> std::future::Future for PollAll<F>
+where
+    F::Output: Unpin,
+{
+    type Output = Vec<F::Output>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.results.len() != this.futures.len() {
+            this.results = this.futures.iter().map(|_| None).collect();
+        }
+        let mut pending = false;
+        for (fut, slot) in this.futures.iter_mut().zip(this.results.iter_mut()) {
+            if slot.is_none() {
+                match fut.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            return std::task::Poll::Pending;
+        }
+        std::task::Poll::Ready(this.results.iter_mut().filter_map(Option::take).collect())
+    }
 }

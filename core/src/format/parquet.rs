@@ -23,7 +23,6 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
-use futures_util::future::try_join_all;
 use parquet::DecodeResult;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -31,7 +30,9 @@ use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use crate::error::{Error, Result};
-use crate::format::data_file::{ResolvedProjection, check_range, extend_tail, read_tail};
+use crate::format::data_file::{
+    ResolvedProjection, check_range, extend_tail, read_ranges, read_tail,
+};
 use crate::io::Io;
 
 const FORMAT: &str = "parquet";
@@ -76,7 +77,10 @@ pub fn decode_parquet_footer_tail(path: &str, file_size: u64, last8: &[u8]) -> R
             format!("file of {file_size} bytes is too small to be Parquet"),
         ));
     }
-    let Some(tail) = last8.get(last8.len().saturating_sub(8)..).filter(|t| t.len() == 8) else {
+    let Some(tail) = last8
+        .get(last8.len().saturating_sub(8)..)
+        .filter(|t| t.len() == 8)
+    else {
         return Err(Error::corrupt(path, FORMAT, "footer shorter than 8 bytes"));
     };
     let magic = &tail[4..8];
@@ -108,7 +112,11 @@ pub fn decode_parquet_footer_tail(path: &str, file_size: u64, last8: &[u8]) -> R
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming `path` (and the row group / column of a bad chunk).
-pub fn decode_parquet_metadata(path: &str, file_size: u64, suffix: &[u8]) -> Result<ParquetMetaData> {
+pub fn decode_parquet_metadata(
+    path: &str,
+    file_size: u64,
+    suffix: &[u8],
+) -> Result<ParquetMetaData> {
     let needed = decode_parquet_footer_tail(path, file_size, suffix)?;
     let start = usize::try_from(suffix.len() as u64 - needed.min(suffix.len() as u64))
         .map_err(|_| Error::corrupt(path, FORMAT, "footer too large"))?;
@@ -132,7 +140,11 @@ pub fn decode_parquet_metadata(path: &str, file_size: u64, suffix: &[u8]) -> Res
             )?;
         }
         if rg.num_rows() < 0 {
-            return Err(Error::corrupt(path, FORMAT, format!("row group {i} has a negative row count")));
+            return Err(Error::corrupt(
+                path,
+                FORMAT,
+                format!("row group {i} has a negative row count"),
+            ));
         }
     }
     Ok(metadata)
@@ -178,8 +190,10 @@ impl ParquetFileReader {
         batch_size: usize,
     ) -> Result<Self> {
         let options = ArrowReaderOptions::new();
-        let arrow_metadata = ArrowReaderMetadata::try_new(Arc::clone(&metadata), options)
-            .map_err(|e| Error::corrupt(path, FORMAT, format!("cannot derive the Arrow schema: {e}")))?;
+        let arrow_metadata =
+            ArrowReaderMetadata::try_new(Arc::clone(&metadata), options).map_err(|e| {
+                Error::corrupt(path, FORMAT, format!("cannot derive the Arrow schema: {e}"))
+            })?;
         let file_schema = Arc::clone(arrow_metadata.schema());
         let projection = ResolvedProjection::new(&file_schema, projection);
         let mask = ProjectionMask::roots(
@@ -222,7 +236,11 @@ impl ParquetFileReader {
     pub async fn next_batch<T>(&mut self, io: &Io<T>) -> Result<Option<RecordBatch>> {
         loop {
             let step = self.decoder.try_decode().map_err(|e| {
-                Error::corrupt(&self.path, FORMAT, format!("{}: {e}", self.current_row_group()))
+                Error::corrupt(
+                    &self.path,
+                    FORMAT,
+                    format!("{}: {e}", self.current_row_group()),
+                )
             })?;
             match step {
                 DecodeResult::NeedsData(ranges) => {
@@ -236,11 +254,13 @@ impl ParquetFileReader {
                             self.file_size,
                         )?;
                     }
-                    let path = self.path.as_str();
-                    let data: Vec<Bytes> =
-                        try_join_all(ranges.iter().map(|r| io.read_range(path, r.clone()))).await?;
+                    let data: Vec<Bytes> = read_ranges(io, &self.path, &ranges).await?;
                     self.decoder.push_ranges(ranges, data).map_err(|e| {
-                        Error::corrupt(&self.path, FORMAT, format!("{}: {e}", self.current_row_group()))
+                        Error::corrupt(
+                            &self.path,
+                            FORMAT,
+                            format!("{}: {e}", self.current_row_group()),
+                        )
                     })?;
                 }
                 DecodeResult::Data(batch) => {

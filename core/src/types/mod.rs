@@ -90,7 +90,9 @@ pub fn paimon_to_arrow_type(data_type: &DataType) -> Result<ArrowType> {
             let p = u8::try_from(*precision)
                 .ok()
                 .filter(|p| (1..=38).contains(p));
-            let s = i8::try_from(*scale).ok().filter(|s| u32::from(s.unsigned_abs()) <= *precision);
+            let s = i8::try_from(*scale)
+                .ok()
+                .filter(|s| u32::from(s.unsigned_abs()) <= *precision);
             match (p, s) {
                 (Some(p), Some(s)) => ArrowType::Decimal128(p, s),
                 _ => {
@@ -120,7 +122,9 @@ pub fn paimon_to_arrow_type(data_type: &DataType) -> Result<ArrowType> {
         ))),
         TypeKind::Vector { element, length } => {
             let length = i32::try_from(*length).map_err(|_| {
-                Error::unsupported(format!("VECTOR of length {length} as an Arrow FixedSizeList"))
+                Error::unsupported(format!(
+                    "VECTOR of length {length} as an Arrow FixedSizeList"
+                ))
             })?;
             ArrowType::FixedSizeList(
                 Arc::new(Field::new(
@@ -206,7 +210,11 @@ pub fn paimon_to_arrow_schema(fields: &[DataField]) -> Result<SchemaRef> {
 /// * [`Error::Corrupt`] (format `data-file`) naming `file_path` and the column when a column
 ///   cannot be converted (a type the schema does not allow, an overflow of a narrowing cast, a
 ///   NULL in a `NOT NULL` column).
-pub fn cast_batch_to(batch: &RecordBatch, target: &SchemaRef, file_path: &str) -> Result<RecordBatch> {
+pub fn cast_batch_to(
+    batch: &RecordBatch,
+    target: &SchemaRef,
+    file_path: &str,
+) -> Result<RecordBatch> {
     if batch.num_columns() != target.fields().len() {
         return Err(Error::invalid(format!(
             "reading {file_path}: {} decoded columns for a read schema of {} fields",
@@ -222,7 +230,11 @@ pub fn cast_batch_to(batch: &RecordBatch, target: &SchemaRef, file_path: &str) -
         .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     RecordBatch::try_new_with_options(Arc::clone(target), columns, &options).map_err(|e| {
-        Error::corrupt(file_path, "data-file", format!("batch does not match the read schema: {e}"))
+        Error::corrupt(
+            file_path,
+            "data-file",
+            format!("batch does not match the read schema: {e}"),
+        )
     })
 }
 
@@ -247,8 +259,15 @@ pub fn cast_batch_to(batch: &RecordBatch, target: &SchemaRef, file_path: &str) -
 /// # Errors
 /// [`Error::Corrupt`] (format `data-file`) naming `file_path`, the column and both types.
 pub fn cast_column_to(column: &ArrayRef, target: &Field, file_path: &str) -> Result<ArrayRef> {
-    let out = cast_array(column, target.data_type())
-        .map_err(|reason| column_error(file_path, target.name(), column.data_type(), target, &reason))?;
+    let out = cast_array(column, target.data_type()).map_err(|reason| {
+        column_error(
+            file_path,
+            target.name(),
+            column.data_type(),
+            target,
+            &reason,
+        )
+    })?;
     if !target.is_nullable() && out.null_count() > 0 {
         return Err(Error::corrupt(
             file_path,
@@ -287,7 +306,9 @@ fn cast_array(array: &ArrayRef, to: &ArrowType) -> CastResult {
             let plain = arrow_cast(array, values)?;
             cast_array(&plain, to)
         }
-        (ArrowType::Struct(_), ArrowType::Struct(to_fields)) => cast_struct(array, to_fields, false),
+        (ArrowType::Struct(_), ArrowType::Struct(to_fields)) => {
+            cast_struct(array, to_fields, false)
+        }
         (
             ArrowType::List(_) | ArrowType::LargeList(_) | ArrowType::FixedSizeList(..),
             ArrowType::List(to_item),
@@ -307,7 +328,9 @@ fn cast_array(array: &ArrayRef, to: &ArrowType) -> CastResult {
             }
             Ok(fixed)
         }
-        (ArrowType::Map(..), ArrowType::Map(to_entries, sorted)) => cast_map(array, to_entries, *sorted),
+        (ArrowType::Map(..), ArrowType::Map(to_entries, sorted)) => {
+            cast_map(array, to_entries, *sorted)
+        }
         _ if primitive_cast_allowed(from, to) => arrow_cast(array, to),
         _ => Err("conversion not allowed".to_string()),
     }
@@ -360,13 +383,19 @@ fn is_decimal(t: &ArrowType) -> bool {
 }
 
 fn is_string(t: &ArrowType) -> bool {
-    matches!(t, ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View)
+    matches!(
+        t,
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
+    )
 }
 
 fn is_binary(t: &ArrowType) -> bool {
     matches!(
         t,
-        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView | ArrowType::FixedSizeBinary(_)
+        ArrowType::Binary
+            | ArrowType::LargeBinary
+            | ArrowType::BinaryView
+            | ArrowType::FixedSizeBinary(_)
     )
 }
 
@@ -385,12 +414,18 @@ fn primitive_cast_allowed(from: &ArrowType, to: &ArrowType) -> bool {
         || (is_binary(from) && matches!(to, ArrowType::Binary | ArrowType::LargeBinary))
         || (is_binary(from) && is_string(to))
         || (is_string(to)
-            && (is_integer(from) || is_decimal(from) || is_date(from) || matches!(from, ArrowType::Boolean)))
+            && (is_integer(from)
+                || is_decimal(from)
+                || is_date(from)
+                || matches!(from, ArrowType::Boolean)))
         || (is_string(from)
             && (numeric_like(to)
                 || is_date(to)
                 || is_time(to)
-                || matches!(to, ArrowType::Timestamp(..) | ArrowType::Binary | ArrowType::LargeBinary)))
+                || matches!(
+                    to,
+                    ArrowType::Timestamp(..) | ArrowType::Binary | ArrowType::LargeBinary
+                )))
         || (matches!(from, ArrowType::Timestamp(..))
             && (matches!(to, ArrowType::Timestamp(..)) || is_date(to) || is_time(to)))
         || (is_date(from) && matches!(to, ArrowType::Timestamp(..) | ArrowType::Date32))
@@ -426,15 +461,20 @@ fn cast_struct(array: &ArrayRef, to_fields: &Fields, by_position: bool) -> CastR
             to_fields.len()
         ));
     }
-    let out = StructArray::try_new_with_length(to_fields.clone(), children, s.nulls().cloned(), s.len())
-        .map_err(|e| e.to_string())?;
+    let out =
+        StructArray::try_new_with_length(to_fields.clone(), children, s.nulls().cloned(), s.len())
+            .map_err(|e| e.to_string())?;
     Ok(Arc::new(out))
 }
 
 fn cast_list(array: &ArrayRef, to_item: &FieldRef) -> CastResult {
     let any = array.as_any();
     let (offsets, values, nulls) = if let Some(l) = any.downcast_ref::<ListArray>() {
-        (l.offsets().clone(), Arc::clone(l.values()), l.nulls().cloned())
+        (
+            l.offsets().clone(),
+            Arc::clone(l.values()),
+            l.nulls().cloned(),
+        )
     } else if let Some(l) = any.downcast_ref::<LargeListArray>() {
         let converted = l
             .offsets()
@@ -457,8 +497,10 @@ fn cast_list(array: &ArrayRef, to_item: &FieldRef) -> CastResult {
     } else {
         return Err("not a list array".to_string());
     };
-    let values = cast_array(&values, to_item.data_type()).map_err(|e| format!("list element: {e}"))?;
-    let out = ListArray::try_new(Arc::clone(to_item), offsets, values, nulls).map_err(|e| e.to_string())?;
+    let values =
+        cast_array(&values, to_item.data_type()).map_err(|e| format!("list element: {e}"))?;
+    let out = ListArray::try_new(Arc::clone(to_item), offsets, values, nulls)
+        .map_err(|e| e.to_string())?;
     Ok(Arc::new(out))
 }
 
@@ -486,4 +528,5 @@ fn cast_map(array: &ArrayRef, to_entries: &FieldRef, sorted: bool) -> CastResult
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests;

@@ -35,25 +35,55 @@ fn paimon_types_map_like_pypaimon() {
         (BigInt, ArrowType::Int64),
         (Float, ArrowType::Float32),
         (Double, ArrowType::Float64),
-        (Decimal { precision: 38, scale: 10 }, ArrowType::Decimal128(38, 10)),
+        (
+            Decimal {
+                precision: 38,
+                scale: 10,
+            },
+            ArrowType::Decimal128(38, 10),
+        ),
         (Char { length: 5 }, ArrowType::Utf8),
-        (VarChar { length: i32::MAX as u32 }, ArrowType::Utf8),
+        (
+            VarChar {
+                length: i32::MAX as u32,
+            },
+            ArrowType::Utf8,
+        ),
         (Binary { length: 4 }, ArrowType::Binary),
         (VarBinary { length: 16 }, ArrowType::Binary),
         (Blob, ArrowType::LargeBinary),
         (Date, ArrowType::Date32),
-        (Time { precision: 0 }, ArrowType::Time32(TimeUnit::Millisecond)),
-        (Timestamp { precision: 0 }, ArrowType::Timestamp(TimeUnit::Second, None)),
-        (Timestamp { precision: 3 }, ArrowType::Timestamp(TimeUnit::Millisecond, None)),
-        (Timestamp { precision: 4 }, ArrowType::Timestamp(TimeUnit::Microsecond, None)),
-        (Timestamp { precision: 9 }, ArrowType::Timestamp(TimeUnit::Nanosecond, None)),
+        (
+            Time { precision: 0 },
+            ArrowType::Time32(TimeUnit::Millisecond),
+        ),
+        (
+            Timestamp { precision: 0 },
+            ArrowType::Timestamp(TimeUnit::Second, None),
+        ),
+        (
+            Timestamp { precision: 3 },
+            ArrowType::Timestamp(TimeUnit::Millisecond, None),
+        ),
+        (
+            Timestamp { precision: 4 },
+            ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        ),
+        (
+            Timestamp { precision: 9 },
+            ArrowType::Timestamp(TimeUnit::Nanosecond, None),
+        ),
         (
             LocalZonedTimestamp { precision: 6 },
             ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         ),
     ];
     for (kind, arrow) in cases {
-        assert_eq!(paimon_to_arrow_type(&n(kind.clone())).unwrap(), arrow, "{kind:?}");
+        assert_eq!(
+            paimon_to_arrow_type(&n(kind.clone())).unwrap(),
+            arrow,
+            "{kind:?}"
+        );
     }
     let map = n(Map(
         Box::new(DataType::not_null(VarChar { length: 10 })),
@@ -108,9 +138,11 @@ fn paimon_types_map_like_pypaimon() {
         paimon_to_arrow_type(&n(Other("GEOMETRY".into()))),
         Err(Error::Unsupported { .. })
     ));
-    let schema =
-        paimon_to_arrow_schema(&[field(0, "id", DataType::not_null(Int)), field(1, "s", n(Blob))])
-            .unwrap();
+    let schema = paimon_to_arrow_schema(&[
+        field(0, "id", DataType::not_null(Int)),
+        field(1, "s", n(Blob)),
+    ])
+    .unwrap();
     assert!(!schema.field(0).is_nullable());
     assert_eq!(schema.field(1).data_type(), &ArrowType::LargeBinary);
 }
@@ -121,7 +153,11 @@ fn evolution_and_physical_casts() {
         Field::new("big", ArrowType::Int64, true),
         Field::new("dbl", ArrowType::Float64, true),
         Field::new("s", ArrowType::Utf8, true),
-        Field::new("ts", ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        Field::new(
+            "ts",
+            ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
         Field::new("renamed", ArrowType::Utf8, false),
     ]));
     let dict: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
@@ -138,7 +174,9 @@ fn evolution_and_physical_casts() {
             Arc::new(Int32Array::from(vec![Some(1), None, Some(-3)])),
             Arc::new(Float32Array::from(vec![0.1, 1.5, -0.0])),
             Arc::new(dict),
-            Arc::new(TimestampNanosecondArray::from(vec![1_000, 2_000_000, -5_000])),
+            Arc::new(TimestampNanosecondArray::from(vec![
+                1_000, 2_000_000, -5_000,
+            ])),
             Arc::new(LargeStringArray::from(vec!["x", "y", "z"])),
         ],
     )
@@ -146,11 +184,25 @@ fn evolution_and_physical_casts() {
     let out = cast_batch_to(&batch, &target, "f.parquet").unwrap();
     assert_eq!(out.schema(), target);
     let big = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-    assert_eq!(big.iter().collect::<Vec<_>>(), vec![Some(1), None, Some(-3)]);
-    let dbl = out.column(1).as_any().downcast_ref::<arrow_array::Float64Array>().unwrap();
+    assert_eq!(
+        big.iter().collect::<Vec<_>>(),
+        vec![Some(1), None, Some(-3)]
+    );
+    let dbl = out
+        .column(1)
+        .as_any()
+        .downcast_ref::<arrow_array::Float64Array>()
+        .unwrap();
     assert_eq!(dbl.value(0), f64::from(0.1f32));
-    let s = out.column(2).as_any().downcast_ref::<StringArray>().unwrap();
-    assert_eq!(s.iter().collect::<Vec<_>>(), vec![Some("a"), Some("b"), Some("a")]);
+    let s = out
+        .column(2)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    assert_eq!(
+        s.iter().collect::<Vec<_>>(),
+        vec![Some("a"), Some("b"), Some("a")]
+    );
     let ts = out
         .column(3)
         .as_any()
@@ -169,7 +221,10 @@ fn disallowed_casts_and_nulls_name_file_and_column() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("bucket-0/data-1.orc") && err.contains("when"), "{err}");
+    assert!(
+        err.contains("bucket-0/data-1.orc") && err.contains("when"),
+        "{err}"
+    );
 
     let column: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None]));
     let err = cast_column_to(&column, &Field::new("k", ArrowType::Int32, false), "p")

@@ -1,0 +1,377 @@
+//! Data-file readers against the pypaimon corpus (`conformance/tables`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use paimon_kernel::format::data_file::{DataFileReader, FileFormat, decode_data_file};
+use paimon_kernel::io::{Io, IoOp, Machine, MemoryStore, Step};
+use paimon_kernel::types::{cast_batch_to, paimon_to_arrow_schema};
+use serde_json::Value;
+
+use crate::canonical::{corpus_dir, parse_fields, render_batch};
+
+/// Formats whose readers are implemented.
+const LANDED: &[FileFormat] = &[FileFormat::Parquet];
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if ![
+                "manifest",
+                "schema",
+                "snapshot",
+                "index",
+                "tag",
+                "changelog",
+            ]
+            .contains(&name.as_str())
+            {
+                walk(&p, out);
+            }
+        } else if FileFormat::from_path(&p.to_string_lossy()).is_some_and(|f| LANDED.contains(&f)) {
+            out.push(p);
+        }
+    }
+}
+
+/// Every Parquet, ORC and Avro data file of the corpus.
+fn corpus_data_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    walk(&corpus_dir().join("corpus.db"), &mut out);
+    out
+}
+
+fn decode_file(
+    path: &Path,
+    projection: Option<&[String]>,
+) -> paimon_kernel::Result<paimon_kernel::format::data_file::DecodedDataFile> {
+    let bytes = Bytes::from(std::fs::read(path).unwrap());
+    let format = FileFormat::from_path(&path.to_string_lossy()).unwrap();
+    decode_data_file(bytes, &path.to_string_lossy(), format, projection, 0)
+}
+
+#[test]
+fn every_corpus_data_file_decodes() {
+    let files = corpus_data_files();
+    let mut by_format = std::collections::BTreeMap::new();
+    for path in &files {
+        let decoded = decode_file(path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let rows: usize = decoded.batches.iter().map(|b| b.num_rows()).sum();
+        for b in &decoded.batches {
+            assert_eq!(b.schema(), decoded.file_schema, "{}", path.display());
+        }
+        let ext = path.extension().unwrap().to_string_lossy().to_string();
+        *by_format.entry(ext).or_insert(0usize) += 1;
+        let _ = rows;
+    }
+    eprintln!("decoded corpus data files by format: {by_format:?}");
+    assert!(
+        by_format.get("parquet").copied().unwrap_or(0) > 100,
+        "{by_format:?}"
+    );
+}
+
+fn load_expected(table: &str) -> Value {
+    let text =
+        std::fs::read_to_string(corpus_dir().join(format!("{table}.expected.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Decode the latest snapshot's files of a simple append table (no deletes, one schema) and
+/// compare with `rows` as multisets.
+fn check_append_table(table: &str) {
+    let expected = load_expected(table);
+    let fields = parse_fields(&expected["fields"]);
+    let target = paimon_to_arrow_schema(&fields).unwrap();
+    let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+    let table_dir = corpus_dir().join(expected["path"].as_str().unwrap());
+    let mut got = Vec::new();
+    for f in expected["files"].as_array().unwrap() {
+        assert!(f["partition"].is_null(), "simple tables only");
+        let path = table_dir
+            .join(format!("bucket-{}", f["bucket"]))
+            .join(f["file_path"].as_str().unwrap());
+        let decoded = decode_file(&path, Some(&names)).unwrap_or_else(|e| panic!("{e}"));
+        for batch in &decoded.batches {
+            let cast = cast_batch_to(batch, &target, &path.to_string_lossy())
+                .unwrap_or_else(|e| panic!("{table}: {e}"));
+            got.extend(render_batch(&cast));
+        }
+    }
+    let want = expected["rows"].as_array().unwrap().clone();
+    assert_eq!(got.len(), want.len(), "{table}: row count");
+    let mut remaining = got.clone();
+    for row in &want {
+        match remaining.iter().position(|r| r == row) {
+            Some(i) => {
+                remaining.swap_remove(i);
+            }
+            None => {
+                // Show the closest decoded row (same first column) for a readable failure.
+                let first = fields[0].name.as_str();
+                let near: Vec<_> = got.iter().filter(|r| r[first] == row[first]).collect();
+                panic!("{table}: expected row not decoded:\n  want {row}\n  near {near:?}");
+            }
+        }
+    }
+}
+
+macro_rules! append_table_cases {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            check_append_table(stringify!($name));
+        }
+    )*};
+}
+
+mod rows_match_expected {
+    use super::check_append_table;
+    append_table_cases!(
+        codec_parquet_snappy,
+        codec_parquet_gzip,
+        codec_parquet_none,
+        append_parquet,
+        all_types_parquet,
+        variant_parquet,
+    );
+}
+
+/// A host that answers from a [`MemoryStore`] and records every round.
+fn run_recording<T: Send + 'static>(
+    store: &mut MemoryStore,
+    mut machine: Machine<T>,
+) -> (Vec<T>, Vec<Vec<IoOp>>) {
+    let mut rounds = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        match machine.step().unwrap() {
+            Step::NeedIo(round) => {
+                rounds.push(round.iter().map(|r| r.op.clone()).collect());
+                for req in round {
+                    let answer = store.answer(&req.op);
+                    machine.provide(req.id, answer).unwrap();
+                }
+            }
+            Step::Emit(item) => out.push(item),
+            Step::Done => return (out, rounds),
+        }
+    }
+}
+
+#[test]
+fn parquet_projection_reads_only_needed_ranges() {
+    let expected = load_expected("all_types_parquet");
+    let table_dir = corpus_dir().join(expected["path"].as_str().unwrap());
+    let file = &expected["files"][0];
+    let local = table_dir
+        .join("bucket-0")
+        .join(file["file_path"].as_str().unwrap());
+    let bytes = Bytes::from(std::fs::read(&local).unwrap());
+    let size = bytes.len() as u64;
+
+    // Column chunk ranges, computed independently from the full file.
+    let meta = parquet::file::metadata::ParquetMetaDataReader::new()
+        .parse_and_finish(&bytes)
+        .unwrap();
+    let chunk_ranges = |name: &str| -> Vec<std::ops::Range<u64>> {
+        meta.row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns().iter())
+            .filter(|c| c.column_path().parts()[0] == name)
+            .map(|c| {
+                let (s, l) = c.byte_range();
+                s..s + l
+            })
+            .collect()
+    };
+    let projected = [
+        "t_string".to_string(),
+        "id".to_string(),
+        "t_map_int_arr".to_string(),
+    ];
+    let mut allowed: Vec<_> = projected.iter().flat_map(|n| chunk_ranges(n)).collect();
+    allowed.sort_by_key(|r| r.start);
+    assert!(allowed.len() >= 4, "map column has key and value chunks");
+
+    let mut store = MemoryStore::new();
+    store.objects.insert("data.parquet".into(), bytes.clone());
+    let proj = projected.to_vec();
+    let machine = Machine::new("read", move |io: Io<arrow_array::RecordBatch>| async move {
+        let mut r = DataFileReader::open(
+            &io,
+            "data.parquet",
+            size,
+            FileFormat::Parquet,
+            Some(&proj),
+            0,
+        )
+        .await?;
+        while let Some(b) = r.next_batch(&io).await? {
+            io.emit(b);
+        }
+        Ok(())
+    });
+    let (batches, rounds) = run_recording(&mut store, machine);
+    assert_eq!(batches.len(), 1);
+    let schema = batches[0].schema();
+    let names: Vec<_> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(
+        names,
+        ["t_string", "id", "t_map_int_arr"],
+        "projection order"
+    );
+
+    // Round 1: one suffix read of at most 64 KiB ending at the file size.
+    assert_eq!(rounds[0].len(), 1);
+    let IoOp::Read { range: Some(r), .. } = &rounds[0][0] else {
+        panic!("{:?}", rounds[0])
+    };
+    assert_eq!(r.end, size);
+    assert_eq!(r.start, size.saturating_sub(64 * 1024));
+    // Then one round with exactly the projected column chunks, nothing else.
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    let mut read: Vec<_> = rounds[1]
+        .iter()
+        .map(|op| match op {
+            IoOp::Read { range: Some(r), .. } => r.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    read.sort_by_key(|r| r.start);
+    assert_eq!(read, allowed);
+    let total: u64 = read.iter().map(|r| r.end - r.start).sum();
+    assert!(total * 3 < size, "read {total} of {size} bytes");
+}
+
+#[test]
+fn parquet_footer_larger_than_prefetch_takes_a_second_read() {
+    // A file whose footer metadata exceeds 64 KiB: many columns with long names.
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    let fields: Vec<Field> = (0..700)
+        .map(|i| {
+            Field::new(
+                format!("column_with_a_rather_long_name_{i:04}_{}", "x".repeat(40)),
+                DataType::Int32,
+                true,
+            )
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let columns: Vec<ArrayRef> = (0..700)
+        .map(|i| Arc::new(Int32Array::from(vec![i, i + 1])) as ArrayRef)
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let meta_len = u32::from_le_bytes(buf[buf.len() - 8..buf.len() - 4].try_into().unwrap());
+    assert!(meta_len > 64 * 1024, "metadata {meta_len} bytes");
+    let size = buf.len() as u64;
+    let mut store = MemoryStore::new();
+    store.objects.insert("f.parquet".into(), Bytes::from(buf));
+    let proj = vec!["column_with_a_rather_long_name_0007_".to_string() + &"x".repeat(40)];
+    let machine = Machine::new("read", move |io: Io<arrow_array::RecordBatch>| async move {
+        let mut r =
+            DataFileReader::open(&io, "f.parquet", size, FileFormat::Parquet, Some(&proj), 0)
+                .await?;
+        while let Some(b) = r.next_batch(&io).await? {
+            io.emit(b);
+        }
+        Ok(())
+    });
+    let (batches, rounds) = run_recording(&mut store, machine);
+    assert_eq!(rounds.len(), 3, "suffix, rest of footer, one column chunk");
+    assert_eq!(rounds[2].len(), 1);
+    let col = batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int32Array>()
+        .unwrap();
+    assert_eq!(col.values().to_vec(), vec![7, 8]);
+}
+
+#[test]
+fn missing_projected_names_are_left_out_and_empty_projection_counts_rows() {
+    let expected = load_expected("append_parquet");
+    let table_dir = corpus_dir().join(expected["path"].as_str().unwrap());
+    let path = table_dir
+        .join("bucket-0")
+        .join(expected["files"][0]["file_path"].as_str().unwrap());
+    let first = expected["fields"][0]["name"].as_str().unwrap().to_string();
+    let d = decode_file(&path, Some(&["nope".to_string(), first.clone()])).unwrap();
+    assert_eq!(d.schema.fields().len(), 1);
+    assert_eq!(d.schema.field(0).name(), &first);
+    let rows: usize = d.batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(
+        rows as i64,
+        expected["files"][0]["record_count"].as_i64().unwrap()
+    );
+    let d = decode_file(&path, Some(&[])).unwrap();
+    let empty_rows: usize = d.batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(empty_rows, rows);
+}
+
+/// Truncated and corrupted corpus files give errors naming the file, never panics.
+#[test]
+fn truncated_and_corrupt_files_are_errors() {
+    let mut checked = 0;
+    let mut corrupt_ok = 0;
+    let mut panics = Vec::new();
+    for table in [
+        "codec_parquet_snappy",
+        "codec_parquet_gzip",
+        "codec_parquet_none",
+        "append_parquet",
+    ] {
+        let expected = load_expected(table);
+        let table_dir = corpus_dir().join(expected["path"].as_str().unwrap());
+        let path = table_dir
+            .join("bucket-0")
+            .join(expected["files"][0]["file_path"].as_str().unwrap());
+        let bytes = std::fs::read(&path).unwrap();
+        let format = FileFormat::from_path(&path.to_string_lossy()).unwrap();
+        let name = format!("{table}/data");
+        let n = bytes.len();
+        // Truncations: the file as stored is shorter than its metadata says.
+        for cut in [1, 7, n / 3, n / 2, n - 1] {
+            let short = Bytes::copy_from_slice(&bytes[..n - cut]);
+            let r = std::panic::catch_unwind(|| decode_data_file(short, &name, format, None, 0));
+            match r {
+                Ok(Err(e)) => assert!(e.to_string().contains(&name), "{e}"),
+                Ok(Ok(_)) => panic!("{table}: truncation by {cut} bytes decoded"),
+                Err(_) => panics.push(format!("{table} truncated by {cut}")),
+            }
+            checked += 1;
+        }
+        // Byte flips at fixed positions: an error or (no checksum) a successful decode, never a panic.
+        for k in 1..24 {
+            let mut bad = bytes.clone();
+            let pos = n * k / 24;
+            bad[pos] ^= 0x5a;
+            bad[(pos + 1) % n] ^= 0xff;
+            let r = std::panic::catch_unwind(|| {
+                decode_data_file(Bytes::from(bad), &name, format, None, 0)
+            });
+            match r {
+                Ok(Err(e)) => assert!(e.to_string().contains(&name), "{e}"),
+                Ok(Ok(_)) => corrupt_ok += 1,
+                Err(_) => panics.push(format!("{table} flipped at {pos}")),
+            }
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "{checked} damaged files, {corrupt_ok} flips decoded without error, panics: {panics:?}"
+    );
+    assert!(panics.is_empty(), "{panics:?}");
+}
