@@ -3,4 +3,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod canonical;
+mod common;
+mod corpus_metadata;
 mod data_files;
