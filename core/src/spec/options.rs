@@ -766,12 +766,8 @@ mod tests {
 
     #[test]
     fn invalid_values_name_key_and_value() {
-        let checks: Vec<(
-            CoreOptions,
-            Box<dyn Fn(&CoreOptions) -> Result<()>>,
-            &str,
-            &str,
-        )> = vec![
+        type Check = Box<dyn Fn(&CoreOptions) -> Result<()>>;
+        let checks: Vec<(CoreOptions, Check, &str, &str)> = vec![
             (
                 opts(&[("bucket", "two")]),
                 Box::new(|o| o.bucket().map(drop)),
