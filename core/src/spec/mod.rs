@@ -1,12 +1,26 @@
 //! Table metadata: data types, schema, snapshot, manifests, data file meta, binary rows and
 //! options.
 
+mod avro;
+pub mod binary_row;
+pub mod data_file;
+pub mod index_manifest;
 pub(crate) mod json;
+pub mod manifest;
+pub mod manifest_list;
 pub mod options;
+pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod types;
 
+pub use binary_row::{BinaryRow, Datum};
+pub use data_file::{DataFileMeta, FileSource, SimpleStats};
+pub use index_manifest::{
+    DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta, IndexManifestEntry, decode_index_manifest,
+};
+pub use manifest::{FileIdentifier, FileKind, ManifestEntry, decode_manifest, merge_entries};
+pub use manifest_list::{ManifestFileMeta, decode_manifest_list};
 pub use options::{ChangelogProducer, CoreOptions, MergeEngine};
 pub use schema::{TableSchema, decode_schema, encode_schema};
 pub use snapshot::{CommitKind, Snapshot, Tag, decode_hint, decode_snapshot, decode_tag};

@@ -4,5 +4,6 @@
 
 mod canonical;
 mod common;
+mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;

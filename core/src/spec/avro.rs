@@ -1,0 +1,295 @@
+//! Reading Avro object container files of the manifest family as generic records, with fields
+//! looked up by name (never by position or record name).
+//!
+//! `spec/table-layout.md` §5.1: decode with the writer schema stored in the file; unknown
+//! fields are ignored, missing nullable fields read as null, nullable fields are unions with
+//! `null` first. Codecs: `null`, `deflate`, `snappy`, `zstandard`.
+
+use apache_avro::types::Value;
+
+use crate::error::{Error, Result};
+
+/// Decode every record of an Avro object container file.
+///
+/// # Errors
+/// [`Error::Corrupt`] (format `format`, naming `path`) for a bad header, an unknown codec, a
+/// truncated or corrupt block, or a top-level value that is not a record.
+pub(crate) fn read_records(
+    bytes: &[u8],
+    path: &str,
+    format: &'static str,
+) -> Result<Vec<Vec<(String, Value)>>> {
+    let reader = apache_avro::Reader::new(bytes)
+        .map_err(|e| Error::corrupt(path, format, format!("bad Avro container header: {e}")))?;
+    let mut out = Vec::new();
+    for (i, value) in reader.enumerate() {
+        let value = value
+            .map_err(|e| Error::corrupt(path, format, format!("Avro record {i}: {e}")))?;
+        match value {
+            Value::Record(fields) => out.push(fields),
+            other => {
+                return Err(Error::corrupt(
+                    path,
+                    format,
+                    format!("Avro record {i} is not a record: {other:?}"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Strip union wrappers; `None` for null.
+fn unwrap(v: &Value) -> Option<&Value> {
+    match v {
+        Value::Null => None,
+        Value::Union(_, inner) => unwrap(inner),
+        other => Some(other),
+    }
+}
+
+/// A record being decoded: its fields, the file and a description for errors.
+pub(crate) struct Rec<'a> {
+    fields: &'a [(String, Value)],
+    path: &'a str,
+    format: &'static str,
+    what: &'a str,
+}
+
+impl<'a> Rec<'a> {
+    pub(crate) fn new(
+        fields: &'a [(String, Value)],
+        path: &'a str,
+        format: &'static str,
+        what: &'a str,
+    ) -> Self {
+        Rec {
+            fields,
+            path,
+            format,
+            what,
+        }
+    }
+
+    pub(crate) fn path(&self) -> &'a str {
+        self.path
+    }
+
+    pub(crate) fn corrupt(&self, reason: impl std::fmt::Display) -> Error {
+        Error::corrupt(self.path, self.format, format!("{}: {reason}", self.what))
+    }
+
+    /// The non-null value of field `name`, `None` if missing or null.
+    pub(crate) fn get(&self, name: &str) -> Option<&'a Value> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| unwrap(v))
+    }
+
+    fn required(&self, name: &str) -> Result<&'a Value> {
+        self.get(name)
+            .ok_or_else(|| self.corrupt(format!("required field {name} is missing or null")))
+    }
+
+    fn type_error(&self, name: &str, expected: &str, got: &Value) -> Error {
+        self.corrupt(format!("field {name} should be {expected}, got {got:?}"))
+    }
+
+    fn as_long(&self, name: &str, v: &Value) -> Result<i64> {
+        match v {
+            Value::Long(x)
+            | Value::TimestampMillis(x)
+            | Value::TimestampMicros(x)
+            | Value::TimestampNanos(x)
+            | Value::LocalTimestampMillis(x)
+            | Value::LocalTimestampMicros(x)
+            | Value::LocalTimestampNanos(x)
+            | Value::TimeMicros(x) => Ok(*x),
+            Value::Int(x) | Value::Date(x) | Value::TimeMillis(x) => Ok(i64::from(*x)),
+            other => Err(self.type_error(name, "a long", other)),
+        }
+    }
+
+    fn as_int(&self, name: &str, v: &Value) -> Result<i32> {
+        match v {
+            Value::Int(x) | Value::Date(x) | Value::TimeMillis(x) => Ok(*x),
+            Value::Long(x) => i32::try_from(*x)
+                .map_err(|_| self.corrupt(format!("field {name}: {x} does not fit an int"))),
+            other => Err(self.type_error(name, "an int", other)),
+        }
+    }
+
+    fn as_string(&self, name: &str, v: &'a Value) -> Result<&'a str> {
+        match v {
+            Value::String(s) | Value::Enum(_, s) => Ok(s),
+            other => Err(self.type_error(name, "a string", other)),
+        }
+    }
+
+    fn as_bytes(&self, name: &str, v: &'a Value) -> Result<&'a [u8]> {
+        match v {
+            Value::Bytes(b) | Value::Fixed(_, b) => Ok(b),
+            other => Err(self.type_error(name, "bytes", other)),
+        }
+    }
+
+    fn as_array(&self, name: &str, v: &'a Value) -> Result<&'a [Value]> {
+        match v {
+            Value::Array(items) => Ok(items),
+            other => Err(self.type_error(name, "an array", other)),
+        }
+    }
+
+    pub(crate) fn long(&self, name: &str) -> Result<i64> {
+        self.as_long(name, self.required(name)?)
+    }
+
+    pub(crate) fn opt_long(&self, name: &str) -> Result<Option<i64>> {
+        self.get(name).map(|v| self.as_long(name, v)).transpose()
+    }
+
+    pub(crate) fn int(&self, name: &str) -> Result<i32> {
+        self.as_int(name, self.required(name)?)
+    }
+
+    pub(crate) fn opt_int(&self, name: &str) -> Result<Option<i32>> {
+        self.get(name).map(|v| self.as_int(name, v)).transpose()
+    }
+
+    pub(crate) fn string(&self, name: &str) -> Result<String> {
+        Ok(self.as_string(name, self.required(name)?)?.to_owned())
+    }
+
+    pub(crate) fn opt_string(&self, name: &str) -> Result<Option<String>> {
+        self.get(name)
+            .map(|v| self.as_string(name, v).map(str::to_owned))
+            .transpose()
+    }
+
+    pub(crate) fn bytes(&self, name: &str) -> Result<&'a [u8]> {
+        self.as_bytes(name, self.required(name)?)
+    }
+
+    pub(crate) fn opt_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.get(name)
+            .map(|v| self.as_bytes(name, v).map(<[u8]>::to_vec))
+            .transpose()
+    }
+
+    /// A nested record field.
+    pub(crate) fn record(&self, name: &str, what: &'a str) -> Result<Rec<'a>> {
+        self.opt_record(name, what)?
+            .ok_or_else(|| self.corrupt(format!("required field {name} is missing or null")))
+    }
+
+    pub(crate) fn opt_record(&self, name: &str, what: &'a str) -> Result<Option<Rec<'a>>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Record(fields)) => Ok(Some(Rec::new(fields, self.path, self.format, what))),
+            Some(other) => Err(self.type_error(name, "a record", other)),
+        }
+    }
+
+    /// Array of non-null strings; `None` if the field is missing or null.
+    pub(crate) fn opt_string_array(&self, name: &str) -> Result<Option<Vec<String>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        self.as_array(name, v)?
+            .iter()
+            .map(|item| {
+                let item = unwrap(item)
+                    .ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
+                self.as_string(name, item).map(str::to_owned)
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// Array of non-null longs; `None` if the field is missing or null.
+    pub(crate) fn opt_long_array(&self, name: &str) -> Result<Option<Vec<i64>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        self.as_array(name, v)?
+            .iter()
+            .map(|item| {
+                let item = unwrap(item)
+                    .ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
+                self.as_long(name, item)
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// Array of non-null ints; `None` if the field is missing or null.
+    pub(crate) fn opt_int_array(&self, name: &str) -> Result<Option<Vec<i32>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        self.as_array(name, v)?
+            .iter()
+            .map(|item| {
+                let item = unwrap(item)
+                    .ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
+                self.as_int(name, item)
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// Array of nullable longs; `None` if the field is missing or null.
+    pub(crate) fn opt_nullable_long_array(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        self.as_array(name, v)?
+            .iter()
+            .map(|item| unwrap(item).map(|x| self.as_long(name, x)).transpose())
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// Array of records (null elements are an error); `None` if missing or null.
+    pub(crate) fn opt_record_array(
+        &self,
+        name: &str,
+        what: &'a str,
+    ) -> Result<Option<Vec<Rec<'a>>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        self.as_array(name, v)?
+            .iter()
+            .map(|item| match unwrap(item) {
+                Some(Value::Record(fields)) => Ok(Rec::new(fields, self.path, self.format, what)),
+                Some(other) => Err(self.type_error(name, "an array of records", other)),
+                None => Err(self.corrupt(format!("null element in {name}"))),
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+}
+
+/// Check the `_VERSION` format identifier of a manifest-family record.
+///
+/// `expected` 2 (manifests, manifest lists): 1 → "not compatible, recreate the table",
+/// other → unsupported. `expected` 1 (index manifests): other → unsupported.
+pub(crate) fn check_version(rec: &Rec<'_>, expected: i32) -> Result<()> {
+    let version = rec.int("_VERSION")?;
+    if version == expected {
+        return Ok(());
+    }
+    if expected == 2 && version == 1 {
+        return Err(Error::unsupported(format!(
+            "{}: the current version {expected} is not compatible with the version {version}, \
+             please recreate the table",
+            rec.path()
+        )));
+    }
+    Err(Error::unsupported(format!(
+        "{}: unsupported version {version} (expected {expected})",
+        rec.path()
+    )))
+}

@@ -1,0 +1,1431 @@
+//! `BinaryRow` bytes (partitions, keys, stats) and the [`Datum`] values they hold.
+//!
+//! Source: Java `org.apache.paimon.data.BinaryRow`, `BinaryArray`, `BinaryMap`,
+//! `BinaryRowWriter`, `AbstractBinaryWriter`, `BinaryArrayWriter`, `RowHelper` and
+//! `org.apache.paimon.utils.SerializationUtils#serializeBinaryRow`. Layout: `spec/table-layout.md`
+//! §6.
+//!
+//! A serialized row is `int32 BE arity ‖ row bytes`. Row bytes are
+//! `[header + null bits: W][fixed slots: 8 × arity][variable part]` with
+//! `W = ((arity + 63 + 8) / 64) × 8`, all numbers little-endian. Variable-length values
+//! (strings and binaries longer than 7 bytes, non-compact DECIMAL/TIMESTAMP, nested
+//! ARRAY/MAP/ROW, VARIANT) live in the variable part, addressed by `(offset << 32) | length`
+//! with the offset relative to the start of the enclosing row/array. Nested arrays are
+//! `int32 size ‖ null bits in 4-byte words ‖ fixed-width elements ‖ variable part`; maps are
+//! `int32 key-array bytes ‖ key array ‖ value array`.
+//!
+//! Every offset and length read from the bytes is bound-checked; a bad one is an
+//! [`Error::Corrupt`] naming the file the row came from ([`BinaryRow::origin`]).
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+use crate::spec::types::{DataType, TypeKind};
+
+const FORMAT: &str = "binary-row";
+
+/// Largest precision of a DECIMAL stored inline as an unscaled `i64` ("compact").
+///
+/// Source: Java `org.apache.paimon.data.Decimal#isCompact`.
+pub const MAX_COMPACT_DECIMAL_PRECISION: u32 = 18;
+
+/// Largest precision of a TIMESTAMP stored inline as epoch millis ("compact").
+///
+/// Source: Java `org.apache.paimon.data.Timestamp#isCompact`.
+pub const MAX_COMPACT_TIMESTAMP_PRECISION: u32 = 3;
+
+/// One Paimon value in its internal representation.
+///
+/// Source: Java internal data structures (`BinaryString`, `Decimal`, `Timestamp`,
+/// `InternalArray`, `InternalMap`, `InternalRow`, boxed primitives).
+///
+/// Ordering (`Ord`) compares values of the same variant naturally (strings and binaries by
+/// unsigned bytes, floats by IEEE total order as Java's `Float.compare`, decimals by value,
+/// nested values lexicographically); values of different variants order by variant, with
+/// `Null` first. `Display` renders Java's `toString` of the internal value (what
+/// `partition.legacy-name = true` puts into directory names): DATE as its day count, TIME
+/// as its millis, TIMESTAMP as Java `LocalDateTime#toString`.
+#[derive(Debug, Clone)]
+pub enum Datum {
+    /// SQL NULL.
+    Null,
+    /// `BOOLEAN`
+    Boolean(bool),
+    /// `TINYINT`
+    TinyInt(i8),
+    /// `SMALLINT`
+    SmallInt(i16),
+    /// `INT`
+    Int(i32),
+    /// `BIGINT`
+    BigInt(i64),
+    /// `FLOAT`
+    Float(f32),
+    /// `DOUBLE`
+    Double(f64),
+    /// `DECIMAL(precision, scale)`: value = `unscaled × 10^-scale`.
+    Decimal {
+        /// Unscaled value (at most 38 digits).
+        unscaled: i128,
+        /// Total digits of the type.
+        precision: u32,
+        /// Fraction digits of the type.
+        scale: u32,
+    },
+    /// `CHAR` / `VARCHAR` / `STRING` (UTF-8; invalid sequences are replaced by U+FFFD).
+    String(String),
+    /// `BINARY` / `VARBINARY` / `BYTES` / `BLOB` bytes.
+    Binary(Vec<u8>),
+    /// `DATE`: days since 1970-01-01.
+    Date(i32),
+    /// `TIME`: milliseconds of the day.
+    Time(i32),
+    /// `TIMESTAMP` and `TIMESTAMP WITH LOCAL TIME ZONE`: epoch millis plus nanos within the
+    /// milli (`0..1_000_000`). For LTZ the instant is UTC.
+    Timestamp {
+        /// Milliseconds since 1970-01-01T00:00:00.
+        millis: i64,
+        /// Nanoseconds within the millisecond, `0..1_000_000`.
+        nanos_of_milli: i32,
+    },
+    /// `ARRAY` elements.
+    Array(Vec<Datum>),
+    /// `MAP` entries in stored order (`MULTISET`: element → count as `Int`).
+    Map(Vec<(Datum, Datum)>),
+    /// `ROW` fields.
+    Row(Vec<Datum>),
+    /// `VARIANT`: raw Parquet-variant `value` and `metadata` bytes.
+    Variant {
+        /// Variant value bytes.
+        value: Vec<u8>,
+        /// Variant metadata bytes.
+        metadata: Vec<u8>,
+    },
+}
+
+impl Datum {
+    /// True for [`Datum::Null`].
+    pub fn is_null(&self) -> bool {
+        matches!(self, Datum::Null)
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Datum::Null => 0,
+            Datum::Boolean(_) => 1,
+            Datum::TinyInt(_) => 2,
+            Datum::SmallInt(_) => 3,
+            Datum::Int(_) => 4,
+            Datum::BigInt(_) => 5,
+            Datum::Float(_) => 6,
+            Datum::Double(_) => 7,
+            Datum::Decimal { .. } => 8,
+            Datum::String(_) => 9,
+            Datum::Binary(_) => 10,
+            Datum::Date(_) => 11,
+            Datum::Time(_) => 12,
+            Datum::Timestamp { .. } => 13,
+            Datum::Array(_) => 14,
+            Datum::Map(_) => 15,
+            Datum::Row(_) => 16,
+            Datum::Variant { .. } => 17,
+        }
+    }
+
+    /// The value as Java's cast to `STRING` renders it (`CastExecutors.resolve(type, STRING)`):
+    /// what `partition.legacy-name = false` directory names and the `$files` `partition`
+    /// column use. `None` for NULL.
+    ///
+    /// DATE → `yyyy-MM-dd`; TIME(p) → `HH:mm:ss[.fff]` (trailing zeros of the millis dropped,
+    /// at most `p` digits); TIMESTAMP(p) → `yyyy-MM-dd HH:mm:ss[.f…]` (nanos with trailing
+    /// zeros dropped down to `p` digits); TIMESTAMP_LTZ is rendered in UTC (Java uses the
+    /// JVM's zone); BINARY as its bytes read as UTF-8; numbers, booleans and decimals as
+    /// Java's `toString`; ARRAY/MAP/ROW as `[a, b]`, `{k -> v}`, `{a, b}`.
+    pub fn cast_to_string(&self, ty: &DataType) -> Option<String> {
+        let s = match (self, &ty.kind) {
+            (Datum::Null, _) => return None,
+            (Datum::Date(d), _) => format_date(*d),
+            (Datum::Time(ms), TypeKind::Time { precision }) => format_time(*ms, *precision),
+            (Datum::Time(ms), _) => format_time(*ms, 0),
+            (
+                Datum::Timestamp {
+                    millis,
+                    nanos_of_milli,
+                },
+                TypeKind::Timestamp { precision } | TypeKind::LocalZonedTimestamp { precision },
+            ) => format_timestamp(*millis, *nanos_of_milli, *precision),
+            (
+                Datum::Timestamp {
+                    millis,
+                    nanos_of_milli,
+                },
+                _,
+            ) => format_timestamp(*millis, *nanos_of_milli, 9),
+            (Datum::Binary(b), _) => String::from_utf8_lossy(b).into_owned(),
+            (Datum::Array(items), TypeKind::Array(elem)) => {
+                let parts: Vec<String> = items
+                    .iter()
+                    .map(|d| d.cast_to_string(elem).unwrap_or_else(|| "null".into()))
+                    .collect();
+                format!("[{}]", parts.join(", "))
+            }
+            (Datum::Map(entries), TypeKind::Map(k, v)) => {
+                let parts: Vec<String> = entries
+                    .iter()
+                    .map(|(a, b)| {
+                        format!(
+                            "{} -> {}",
+                            a.cast_to_string(k).unwrap_or_else(|| "null".into()),
+                            b.cast_to_string(v).unwrap_or_else(|| "null".into())
+                        )
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            (Datum::Row(values), TypeKind::Row(fields)) => {
+                let parts: Vec<String> = values
+                    .iter()
+                    .zip(fields)
+                    .map(|(d, f)| d.cast_to_string(&f.data_type).unwrap_or_else(|| "null".into()))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            (other, _) => other.to_string(),
+        };
+        Some(s)
+    }
+}
+
+impl PartialEq for Datum {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Datum {}
+
+impl PartialOrd for Datum {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Datum {
+    fn cmp(&self, other: &Self) -> Ordering {
+        use Datum::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Boolean(a), Boolean(b)) => a.cmp(b),
+            (TinyInt(a), TinyInt(b)) => a.cmp(b),
+            (SmallInt(a), SmallInt(b)) => a.cmp(b),
+            (Int(a), Int(b)) => a.cmp(b),
+            (BigInt(a), BigInt(b)) => a.cmp(b),
+            (Float(a), Float(b)) => a.total_cmp(b),
+            (Double(a), Double(b)) => a.total_cmp(b),
+            (
+                Decimal {
+                    unscaled: a,
+                    scale: sa,
+                    ..
+                },
+                Decimal {
+                    unscaled: b,
+                    scale: sb,
+                    ..
+                },
+            ) => cmp_decimal(*a, *sa, *b, *sb),
+            (String(a), String(b)) => a.cmp(b),
+            (Binary(a), Binary(b)) => a.cmp(b),
+            (Date(a), Date(b)) => a.cmp(b),
+            (Time(a), Time(b)) => a.cmp(b),
+            (
+                Timestamp {
+                    millis: a,
+                    nanos_of_milli: na,
+                },
+                Timestamp {
+                    millis: b,
+                    nanos_of_milli: nb,
+                },
+            ) => (a, na).cmp(&(b, nb)),
+            (Array(a), Array(b)) => a.cmp(b),
+            (Map(a), Map(b)) => a.cmp(b),
+            (Row(a), Row(b)) => a.cmp(b),
+            (
+                Variant {
+                    value: a,
+                    metadata: ma,
+                },
+                Variant {
+                    value: b,
+                    metadata: mb,
+                },
+            ) => (a, ma).cmp(&(b, mb)),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+impl Hash for Datum {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+        match self {
+            Datum::Null => {}
+            Datum::Boolean(v) => v.hash(state),
+            Datum::TinyInt(v) => v.hash(state),
+            Datum::SmallInt(v) => v.hash(state),
+            Datum::Int(v) | Datum::Date(v) | Datum::Time(v) => v.hash(state),
+            Datum::BigInt(v) => v.hash(state),
+            Datum::Float(v) => v.to_bits().hash(state),
+            Datum::Double(v) => v.to_bits().hash(state),
+            Datum::Decimal {
+                unscaled, scale, ..
+            } => {
+                // Equal decimals of different scales must hash alike: strip trailing zeros.
+                let (mut u, mut s) = (*unscaled, *scale);
+                while s > 0 && u % 10 == 0 {
+                    u /= 10;
+                    s -= 1;
+                }
+                u.hash(state);
+                s.hash(state);
+            }
+            Datum::String(v) => v.hash(state),
+            Datum::Binary(v) => v.hash(state),
+            Datum::Timestamp {
+                millis,
+                nanos_of_milli,
+            } => {
+                millis.hash(state);
+                nanos_of_milli.hash(state);
+            }
+            Datum::Array(v) | Datum::Row(v) => v.hash(state),
+            Datum::Map(v) => v.hash(state),
+            Datum::Variant { value, metadata } => {
+                value.hash(state);
+                metadata.hash(state);
+            }
+        }
+    }
+}
+
+fn pow10(n: u32) -> Option<i128> {
+    10i128.checked_pow(n)
+}
+
+fn cmp_decimal(a: i128, sa: u32, b: i128, sb: u32) -> Ordering {
+    if sa == sb {
+        return a.cmp(&b);
+    }
+    let scaled = if sa < sb {
+        pow10(sb - sa)
+            .and_then(|p| a.checked_mul(p))
+            .map(|a2| a2.cmp(&b))
+    } else {
+        pow10(sa - sb)
+            .and_then(|p| b.checked_mul(p))
+            .map(|b2| a.cmp(&b2))
+    };
+    scaled.unwrap_or_else(|| {
+        let fa = a as f64 / 10f64.powi(sa as i32);
+        let fb = b as f64 / 10f64.powi(sb as i32);
+        fa.total_cmp(&fb)
+    })
+}
+
+impl fmt::Display for Datum {
+    /// Java `toString` of the internal value (see the type docs).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Datum::Null => f.write_str("null"),
+            Datum::Boolean(v) => write!(f, "{v}"),
+            Datum::TinyInt(v) => write!(f, "{v}"),
+            Datum::SmallInt(v) => write!(f, "{v}"),
+            Datum::Int(v) | Datum::Date(v) | Datum::Time(v) => write!(f, "{v}"),
+            Datum::BigInt(v) => write!(f, "{v}"),
+            Datum::Float(v) => f.write_str(&java_float_to_string(*v)),
+            Datum::Double(v) => f.write_str(&java_double_to_string(*v)),
+            Datum::Decimal {
+                unscaled, scale, ..
+            } => f.write_str(&decimal_to_plain_string(*unscaled, *scale)),
+            Datum::String(s) => f.write_str(s),
+            Datum::Binary(b) => f.write_str(&crate::util::hex(b)),
+            Datum::Timestamp {
+                millis,
+                nanos_of_milli,
+            } => f.write_str(&format_local_date_time(*millis, *nanos_of_milli)),
+            Datum::Array(items) => {
+                f.write_str("[")?;
+                for (i, d) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str("]")
+            }
+            Datum::Map(entries) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{k}={v}")?;
+                }
+                f.write_str("}")
+            }
+            Datum::Row(values) => {
+                f.write_str("(")?;
+                for (i, d) in values.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str(")")
+            }
+            Datum::Variant { value, metadata } => {
+                write!(
+                    f,
+                    "variant(value={}, metadata={})",
+                    crate::util::hex(value),
+                    crate::util::hex(metadata)
+                )
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Java number and date-time renderings
+// ---------------------------------------------------------------------------------------------
+
+/// Java `Double.toString`: shortest round-trip digits, plain notation for
+/// `1e-3 <= |v| < 1e7` (always with a fraction, `1.0`), else `d.dddE±n`; `NaN`, `Infinity`.
+pub fn java_double_to_string(v: f64) -> String {
+    java_float_like(v.is_nan(), v.is_infinite(), v == 0.0, v.is_sign_negative(), v.abs(), || {
+        (format!("{v}"), format!("{v:e}"))
+    })
+}
+
+/// Java `Float.toString` (same rules as [`java_double_to_string`], shortest digits of the
+/// `f32`).
+pub fn java_float_to_string(v: f32) -> String {
+    java_float_like(
+        v.is_nan(),
+        v.is_infinite(),
+        v == 0.0,
+        v.is_sign_negative(),
+        f64::from(v.abs()),
+        || (format!("{v}"), format!("{v:e}")),
+    )
+}
+
+fn java_float_like(
+    nan: bool,
+    inf: bool,
+    zero: bool,
+    neg: bool,
+    abs: f64,
+    render: impl FnOnce() -> (String, String),
+) -> String {
+    if nan {
+        return "NaN".into();
+    }
+    if inf {
+        return if neg { "-Infinity" } else { "Infinity" }.into();
+    }
+    if zero {
+        return if neg { "-0.0" } else { "0.0" }.into();
+    }
+    let (plain, sci) = render();
+    if (1e-3..1e7).contains(&abs) {
+        if plain.contains('.') {
+            plain
+        } else {
+            format!("{plain}.0")
+        }
+    } else {
+        // Rust: `1.5e7`, `1e-5`; Java: `1.5E7`, `1.0E-5`.
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+        if mantissa.contains('.') {
+            format!("{mantissa}E{exp}")
+        } else {
+            format!("{mantissa}.0E{exp}")
+        }
+    }
+}
+
+/// Java `BigDecimal#toPlainString` of `unscaled × 10^-scale` (e.g. `-10`, 2 → `-0.10`).
+pub fn decimal_to_plain_string(unscaled: i128, scale: u32) -> String {
+    let digits = unscaled.unsigned_abs().to_string();
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let scale = scale as usize;
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    if digits.len() > scale {
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        format!("{sign}{int}.{frac}")
+    } else {
+        format!("{sign}0.{}{digits}", "0".repeat(scale - digits.len()))
+    }
+}
+
+/// Proleptic Gregorian (year, month, day) of `days` since 1970-01-01.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    // Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn java_year(y: i64) -> String {
+    if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    }
+}
+
+/// `yyyy-MM-dd` of a DATE day count (Java `DateTimeUtils.formatDate`).
+pub fn format_date(days: i32) -> String {
+    let (y, m, d) = civil_from_days(i64::from(days));
+    format!("{}-{m:02}-{d:02}", java_year(y))
+}
+
+/// `HH:mm:ss[.fff]` of a TIME millis-of-day at `precision` (Java
+/// `DateTimeUtils.formatTimestampMillis`: fraction digits stop at the last non-zero one).
+pub fn format_time(millis_of_day: i32, precision: u32) -> String {
+    let mut t = i64::from(millis_of_day).rem_euclid(86_400_000);
+    let h = t / 3_600_000;
+    t %= 3_600_000;
+    let m = t / 60_000;
+    t %= 60_000;
+    let s = t / 1000;
+    let mut ms = t % 1000;
+    let mut out = format!("{h:02}:{m:02}:{s:02}");
+    let mut p = precision;
+    if p > 0 {
+        out.push('.');
+        while p > 0 {
+            out.push(char::from(b'0' + (ms / 100) as u8));
+            ms = (ms % 100) * 10;
+            if ms == 0 {
+                break;
+            }
+            p -= 1;
+        }
+    }
+    out
+}
+
+fn split_epoch_millis(millis: i64) -> (i64, i64, i64, i64, i64) {
+    let days = millis.div_euclid(86_400_000);
+    let ms_of_day = millis.rem_euclid(86_400_000);
+    let h = ms_of_day / 3_600_000;
+    let mi = ms_of_day % 3_600_000 / 60_000;
+    let s = ms_of_day % 60_000 / 1000;
+    let ms = ms_of_day % 1000;
+    (days, h, mi, s, ms)
+}
+
+/// `yyyy-MM-dd HH:mm:ss[.f…]` of a timestamp at `precision` (Java
+/// `DateTimeUtils.formatTimestamp`: the 9-digit nanos with trailing zeros removed while longer
+/// than `precision`).
+pub fn format_timestamp(millis: i64, nanos_of_milli: i32, precision: u32) -> String {
+    let (days, h, mi, s, ms) = split_epoch_millis(millis);
+    let (y, mo, d) = civil_from_days(days);
+    let nanos = ms * 1_000_000 + i64::from(nanos_of_milli);
+    let mut frac = format!("{nanos:09}");
+    while frac.len() > precision as usize && frac.ends_with('0') {
+        frac.pop();
+    }
+    let mut out = format!("{}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}", java_year(y));
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(&frac);
+    }
+    out
+}
+
+/// Java `LocalDateTime#toString` of a timestamp: `yyyy-MM-ddTHH:mm`, then `:ss` when seconds
+/// or nanos are non-zero, then `.SSS`, `.SSSSSS` or `.SSSSSSSSS` as needed.
+pub fn format_local_date_time(millis: i64, nanos_of_milli: i32) -> String {
+    let (days, h, mi, s, ms) = split_epoch_millis(millis);
+    let (y, mo, d) = civil_from_days(days);
+    let nanos = ms * 1_000_000 + i64::from(nanos_of_milli);
+    let mut out = format!("{}-{mo:02}-{d:02}T{h:02}:{mi:02}", java_year(y));
+    if s > 0 || nanos > 0 {
+        out.push_str(&format!(":{s:02}"));
+        if nanos > 0 {
+            if nanos % 1_000_000 == 0 {
+                out.push_str(&format!(".{:03}", nanos / 1_000_000));
+            } else if nanos % 1000 == 0 {
+                out.push_str(&format!(".{:06}", nanos / 1000));
+            } else {
+                out.push_str(&format!(".{nanos:09}"));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// BinaryRow
+// ---------------------------------------------------------------------------------------------
+
+/// A binary row: arity plus the row bytes (without the 4-byte arity prefix of the serialized
+/// form), and the file it came from for error messages.
+///
+/// Source: Java `org.apache.paimon.data.BinaryRow`.
+///
+/// Equality, ordering and hashing use `(arity, bytes)` only (like Java's byte-wise
+/// `BinaryRow#equals`), never the origin. Serde form: the lowercase hex of the serialized
+/// bytes (`"00000000" + "0000000000000000"` for the empty row).
+#[derive(Clone)]
+pub struct BinaryRow {
+    arity: usize,
+    data: Bytes,
+    origin: Arc<str>,
+}
+
+impl PartialEq for BinaryRow {
+    fn eq(&self, other: &Self) -> bool {
+        self.arity == other.arity && self.data == other.data
+    }
+}
+
+impl Eq for BinaryRow {}
+
+impl Hash for BinaryRow {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.arity.hash(state);
+        self.data.hash(state);
+    }
+}
+
+impl PartialOrd for BinaryRow {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for BinaryRow {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.arity, &self.data).cmp(&(other.arity, &other.data))
+    }
+}
+
+impl fmt::Debug for BinaryRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "BinaryRow(arity={}, {})",
+            self.arity,
+            crate::util::hex(&self.data)
+        )
+    }
+}
+
+impl Default for BinaryRow {
+    fn default() -> Self {
+        BinaryRow::empty()
+    }
+}
+
+impl Serialize for BinaryRow {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::util::hex(&self.to_serialized()))
+    }
+}
+
+impl<'de> Deserialize<'de> for BinaryRow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let bytes = crate::util::unhex(&s)
+            .ok_or_else(|| serde::de::Error::custom("binary row: invalid hex"))?;
+        BinaryRow::from_serialized(&bytes, "serialized binary row")
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Width in bytes of the header + null bits of a row of `arity` fields:
+/// `((arity + 63 + 8) / 64) × 8`.
+pub fn null_bits_size_in_bytes(arity: usize) -> usize {
+    arity.saturating_add(63 + 8) / 64 * 8
+}
+
+fn corrupt(origin: &str, reason: impl Into<String>) -> Error {
+    Error::corrupt(origin, FORMAT, reason)
+}
+
+impl BinaryRow {
+    /// Serialized bytes of the empty row (`EMPTY_ROW`): arity 0 and 8 zero bytes.
+    pub const EMPTY_SERIALIZED: [u8; 12] = [0; 12];
+
+    /// The empty row (arity 0), used as the partition of unpartitioned tables and the
+    /// min/max key of append files.
+    pub fn empty() -> Self {
+        BinaryRow {
+            arity: 0,
+            data: Bytes::from_static(&[0; 8]),
+            origin: Arc::from("empty row"),
+        }
+    }
+
+    /// Parse a serialized row (`int32 BE arity ‖ row bytes`, Java
+    /// `SerializationUtils.deserializeBinaryRow`). `path` names the file for errors.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the buffer is shorter than 4 bytes, the arity is negative, or the
+    /// row bytes are shorter than the header + fixed slots of that arity.
+    pub fn from_serialized(bytes: &[u8], path: &str) -> Result<Self> {
+        Self::from_serialized_shared(bytes, Arc::from(path))
+    }
+
+    /// Like [`BinaryRow::from_serialized`] with a shared origin (one `Arc` per manifest).
+    pub fn from_serialized_shared(bytes: &[u8], origin: Arc<str>) -> Result<Self> {
+        let Some((head, rest)) = bytes.split_first_chunk::<4>() else {
+            return Err(corrupt(
+                &origin,
+                format!(
+                    "serialized binary row of {} bytes is shorter than its 4-byte arity",
+                    bytes.len()
+                ),
+            ));
+        };
+        let arity = i32::from_be_bytes(*head);
+        let arity = usize::try_from(arity)
+            .map_err(|_| corrupt(&origin, format!("negative binary row arity {arity}")))?;
+        Self::from_row_bytes(arity, Bytes::copy_from_slice(rest), origin)
+    }
+
+    /// A row of `arity` fields over `data` (row bytes, no arity prefix).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if `data` is shorter than the header + fixed slots.
+    pub fn from_row_bytes(arity: usize, data: Bytes, origin: Arc<str>) -> Result<Self> {
+        let fixed = fixed_part_size(arity).ok_or_else(|| {
+            corrupt(&origin, format!("binary row arity {arity} is too large"))
+        })?;
+        if data.len() < fixed {
+            return Err(corrupt(
+                &origin,
+                format!(
+                    "binary row of arity {arity} needs at least {fixed} bytes, has {}",
+                    data.len()
+                ),
+            ));
+        }
+        Ok(BinaryRow {
+            arity,
+            data,
+            origin,
+        })
+    }
+
+    /// Number of fields.
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    /// The row bytes (header, null bits, fixed slots, variable part).
+    pub fn row_bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Path of the file the row was read from (or a description), used in errors.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The same row with another origin.
+    pub fn with_origin(mut self, origin: Arc<str>) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// `int32 BE arity ‖ row bytes` (Java `SerializationUtils.serializeBinaryRow`).
+    pub fn to_serialized(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + self.data.len());
+        out.extend_from_slice(&(self.arity as i32).to_be_bytes());
+        out.extend_from_slice(&self.data);
+        out
+    }
+
+    /// The row-kind byte (byte 0; 0 = INSERT in stored rows).
+    pub fn row_kind_byte(&self) -> u8 {
+        self.data.first().copied().unwrap_or(0)
+    }
+
+    /// True if field `pos` is null.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if `pos >= arity`.
+    pub fn is_null_at(&self, pos: usize) -> Result<bool> {
+        let reader = RowReader::new(&self.data, self.arity, &self.origin)?;
+        reader.check_pos(pos)?;
+        Ok(reader.is_null(pos))
+    }
+
+    /// Field `pos` decoded as `ty` (nullability of `ty` is not enforced: a set null bit gives
+    /// [`Datum::Null`]).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming [`BinaryRow::origin`] if `pos >= arity` or an offset, length,
+    /// nested size or inline length is out of bounds; [`Error::Unsupported`] for types
+    /// without a binary-row form here (`VECTOR`, `GEOMETRY`, ...).
+    pub fn field(&self, pos: usize, ty: &DataType) -> Result<Datum> {
+        let reader = RowReader::new(&self.data, self.arity, &self.origin)?;
+        reader.check_pos(pos)?;
+        reader.get(pos, ty)
+    }
+
+    /// All fields decoded with `types` (one per field).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if `types.len() != arity` or any field is corrupt.
+    pub fn fields(&self, types: &[DataType]) -> Result<Vec<Datum>> {
+        if types.len() != self.arity {
+            return Err(corrupt(
+                &self.origin,
+                format!(
+                    "binary row has {} fields, expected {} ({})",
+                    self.arity,
+                    types.len(),
+                    crate::util::hex(&self.data)
+                ),
+            ));
+        }
+        let reader = RowReader::new(&self.data, self.arity, &self.origin)?;
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| reader.get(i, ty))
+            .collect()
+    }
+
+    /// Encode `values` typed by `types` the way Java's `BinaryRowWriter` (through
+    /// `RowHelper`) does: row kind INSERT, null non-compact DECIMAL/TIMESTAMP still reserve
+    /// their 16/8 var bytes, var data 8-byte aligned and zero padded.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if the lengths differ or a value does not match its type.
+    pub fn encode(values: &[Datum], types: &[DataType]) -> Result<BinaryRow> {
+        if values.len() != types.len() {
+            return Err(Error::invalid(format!(
+                "binary row encode: {} values for {} types",
+                values.len(),
+                types.len()
+            )));
+        }
+        let data = write_row(values, types)?;
+        Ok(BinaryRow {
+            arity: values.len(),
+            data: Bytes::from(data),
+            origin: Arc::from("encoded row"),
+        })
+    }
+}
+
+fn fixed_part_size(arity: usize) -> Option<usize> {
+    arity
+        .checked_mul(8)?
+        .checked_add(null_bits_size_in_bytes(arity))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------------------------
+
+/// Bytes of a fixed slot / element.
+fn element_size(ty: &DataType) -> Result<usize> {
+    Ok(match &ty.kind {
+        TypeKind::Boolean | TypeKind::TinyInt => 1,
+        TypeKind::SmallInt => 2,
+        TypeKind::Int | TypeKind::Float | TypeKind::Date | TypeKind::Time { .. } => 4,
+        TypeKind::BigInt
+        | TypeKind::Double
+        | TypeKind::Decimal { .. }
+        | TypeKind::Char { .. }
+        | TypeKind::VarChar { .. }
+        | TypeKind::Binary { .. }
+        | TypeKind::VarBinary { .. }
+        | TypeKind::Timestamp { .. }
+        | TypeKind::LocalZonedTimestamp { .. }
+        | TypeKind::Variant
+        | TypeKind::Blob
+        | TypeKind::Array(_)
+        | TypeKind::Multiset(_)
+        | TypeKind::Map(_, _)
+        | TypeKind::Row(_) => 8,
+        TypeKind::Vector { .. } | TypeKind::Other(_) => {
+            return Err(Error::unsupported(format!(
+                "binary row values of type {:?}",
+                ty.kind
+            )));
+        }
+    })
+}
+
+/// A container (row or array) of fixed slots over a byte slice whose var offsets are relative
+/// to the slice start.
+struct Container<'a> {
+    buf: &'a [u8],
+    origin: &'a str,
+}
+
+impl<'a> Container<'a> {
+    fn bytes(&self, at: usize, len: usize, what: &str) -> Result<&'a [u8]> {
+        at.checked_add(len)
+            .and_then(|end| self.buf.get(at..end))
+            .ok_or_else(|| {
+                corrupt(
+                    self.origin,
+                    format!(
+                        "{what}: {len} bytes at offset {at} exceed the {}-byte section",
+                        self.buf.len()
+                    ),
+                )
+            })
+    }
+
+    fn u64_at(&self, at: usize) -> Result<u64> {
+        let b = self.bytes(at, 8, "fixed slot")?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// Decode the value of type `ty` whose fixed slot starts at `slot`.
+    fn value(&self, slot: usize, ty: &DataType) -> Result<Datum> {
+        let b = |n: usize| self.bytes(slot, n, "fixed slot");
+        Ok(match &ty.kind {
+            TypeKind::Boolean => Datum::Boolean(b(1)?[0] != 0),
+            TypeKind::TinyInt => Datum::TinyInt(b(1)?[0] as i8),
+            TypeKind::SmallInt => {
+                let x = b(2)?;
+                Datum::SmallInt(i16::from_le_bytes([x[0], x[1]]))
+            }
+            TypeKind::Int | TypeKind::Date | TypeKind::Time { .. } | TypeKind::Float => {
+                let x = b(4)?;
+                let v = [x[0], x[1], x[2], x[3]];
+                match &ty.kind {
+                    TypeKind::Int => Datum::Int(i32::from_le_bytes(v)),
+                    TypeKind::Date => Datum::Date(i32::from_le_bytes(v)),
+                    TypeKind::Time { .. } => Datum::Time(i32::from_le_bytes(v)),
+                    _ => Datum::Float(f32::from_le_bytes(v)),
+                }
+            }
+            TypeKind::BigInt => Datum::BigInt(self.u64_at(slot)? as i64),
+            TypeKind::Double => Datum::Double(f64::from_bits(self.u64_at(slot)?)),
+            TypeKind::Decimal { precision, scale } => {
+                let raw = self.u64_at(slot)?;
+                let unscaled = if *precision <= MAX_COMPACT_DECIMAL_PRECISION {
+                    i128::from(raw as i64)
+                } else {
+                    let (off, len) = split_offset_len(raw);
+                    if len == 0 || len > 16 {
+                        return Err(corrupt(
+                            self.origin,
+                            format!("non-compact decimal of {len} bytes (expected 1..=16)"),
+                        ));
+                    }
+                    let bytes = self.bytes(off, len, "decimal var part")?;
+                    be_bytes_to_i128(bytes)
+                };
+                Datum::Decimal {
+                    unscaled,
+                    precision: *precision,
+                    scale: *scale,
+                }
+            }
+            TypeKind::Timestamp { precision } | TypeKind::LocalZonedTimestamp { precision } => {
+                let raw = self.u64_at(slot)?;
+                if *precision <= MAX_COMPACT_TIMESTAMP_PRECISION {
+                    Datum::Timestamp {
+                        millis: raw as i64,
+                        nanos_of_milli: 0,
+                    }
+                } else {
+                    let off = (raw >> 32) as usize;
+                    let nanos = raw as u32 as i32;
+                    if !(0..1_000_000).contains(&nanos) {
+                        return Err(corrupt(
+                            self.origin,
+                            format!("timestamp nano-of-milli {nanos} out of range"),
+                        ));
+                    }
+                    let m = self.bytes(off, 8, "timestamp var part")?;
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(m);
+                    Datum::Timestamp {
+                        millis: i64::from_le_bytes(a),
+                        nanos_of_milli: nanos,
+                    }
+                }
+            }
+            TypeKind::Char { .. } | TypeKind::VarChar { .. } => {
+                let bytes = self.var_bytes(slot)?;
+                Datum::String(String::from_utf8_lossy(bytes).into_owned())
+            }
+            TypeKind::Binary { .. } | TypeKind::VarBinary { .. } | TypeKind::Blob => {
+                Datum::Binary(self.var_bytes(slot)?.to_vec())
+            }
+            TypeKind::Variant => {
+                let (off, len) = split_offset_len(self.u64_at(slot)?);
+                let all = self.bytes(off, len, "variant var part")?;
+                let Some((vs, rest)) = all.split_first_chunk::<4>() else {
+                    return Err(corrupt(self.origin, "variant shorter than 4 bytes"));
+                };
+                let vs = i32::from_le_bytes(*vs);
+                let vs = usize::try_from(vs)
+                    .ok()
+                    .filter(|v| *v <= rest.len())
+                    .ok_or_else(|| {
+                        corrupt(
+                            self.origin,
+                            format!("variant value size {vs} exceeds {} bytes", rest.len()),
+                        )
+                    })?;
+                Datum::Variant {
+                    value: rest[..vs].to_vec(),
+                    metadata: rest[vs..].to_vec(),
+                }
+            }
+            TypeKind::Array(elem) => {
+                let (off, len) = split_offset_len(self.u64_at(slot)?);
+                let sub = self.bytes(off, len, "nested array")?;
+                Datum::Array(read_array(sub, elem, self.origin)?)
+            }
+            TypeKind::Map(k, v) => {
+                let (off, len) = split_offset_len(self.u64_at(slot)?);
+                let sub = self.bytes(off, len, "nested map")?;
+                Datum::Map(read_map(sub, k, v, self.origin)?)
+            }
+            TypeKind::Multiset(elem) => {
+                let (off, len) = split_offset_len(self.u64_at(slot)?);
+                let sub = self.bytes(off, len, "nested multiset")?;
+                let count = DataType::not_null(TypeKind::Int);
+                Datum::Map(read_map(sub, elem, &count, self.origin)?)
+            }
+            TypeKind::Row(fields) => {
+                let (off, len) = split_offset_len(self.u64_at(slot)?);
+                let sub = self.bytes(off, len, "nested row")?;
+                let reader = RowReader::new(sub, fields.len(), self.origin)?;
+                let values = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| reader.get(i, &f.data_type))
+                    .collect::<Result<Vec<_>>>()?;
+                Datum::Row(values)
+            }
+            TypeKind::Vector { .. } | TypeKind::Other(_) => {
+                return Err(Error::unsupported(format!(
+                    "binary row values of type {:?}",
+                    ty.kind
+                )));
+            }
+        })
+    }
+
+    /// String/binary bytes: inline (mark bit set, ≤ 7 bytes in the slot) or var part.
+    fn var_bytes(&self, slot: usize) -> Result<&'a [u8]> {
+        let raw = self.u64_at(slot)?;
+        if raw & (1 << 63) != 0 {
+            let len = ((raw >> 56) & 0x7f) as usize;
+            if len > 7 {
+                return Err(corrupt(
+                    self.origin,
+                    format!("inline value length {len} exceeds 7 bytes"),
+                ));
+            }
+            self.bytes(slot, len, "inline value")
+        } else {
+            let (off, len) = split_offset_len(raw);
+            self.bytes(off, len, "var-length value")
+        }
+    }
+}
+
+fn split_offset_len(raw: u64) -> (usize, usize) {
+    ((raw >> 32) as usize, (raw & 0xffff_ffff) as usize)
+}
+
+fn be_bytes_to_i128(bytes: &[u8]) -> i128 {
+    let fill = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
+        0xff
+    } else {
+        0
+    };
+    let mut a = [fill; 16];
+    a[16 - bytes.len()..].copy_from_slice(bytes);
+    i128::from_be_bytes(a)
+}
+
+struct RowReader<'a> {
+    c: Container<'a>,
+    arity: usize,
+    null_bytes: usize,
+}
+
+impl<'a> RowReader<'a> {
+    fn new(buf: &'a [u8], arity: usize, origin: &'a str) -> Result<Self> {
+        let fixed = fixed_part_size(arity)
+            .ok_or_else(|| corrupt(origin, format!("binary row arity {arity} is too large")))?;
+        if buf.len() < fixed {
+            return Err(corrupt(
+                origin,
+                format!(
+                    "binary row of arity {arity} needs at least {fixed} bytes, has {}",
+                    buf.len()
+                ),
+            ));
+        }
+        Ok(RowReader {
+            c: Container { buf, origin },
+            arity,
+            null_bytes: null_bits_size_in_bytes(arity),
+        })
+    }
+
+    fn check_pos(&self, pos: usize) -> Result<()> {
+        if pos >= self.arity {
+            return Err(corrupt(
+                self.c.origin,
+                format!("field {pos} requested from a binary row of arity {}", self.arity),
+            ));
+        }
+        Ok(())
+    }
+
+    fn is_null(&self, pos: usize) -> bool {
+        let bit = pos + 8;
+        self.c
+            .buf
+            .get(bit >> 3)
+            .is_some_and(|b| b & (1 << (bit & 7)) != 0)
+    }
+
+    fn get(&self, pos: usize, ty: &DataType) -> Result<Datum> {
+        if self.is_null(pos) {
+            return Ok(Datum::Null);
+        }
+        self.c.value(self.null_bytes + 8 * pos, ty)
+    }
+}
+
+/// Header bytes of an array of `n` elements: `4 + ((n + 31) / 32) × 4`.
+fn array_header_size(n: usize) -> Option<usize> {
+    n.checked_add(31)?.checked_div(32)?.checked_mul(4)?.checked_add(4)
+}
+
+fn read_array(buf: &[u8], elem: &DataType, origin: &str) -> Result<Vec<Datum>> {
+    let c = Container { buf, origin };
+    let head = c.bytes(0, 4, "array size")?;
+    let n = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let n = usize::try_from(n)
+        .map_err(|_| corrupt(origin, format!("negative binary array size {n}")))?;
+    let width = element_size(elem)?;
+    let header = array_header_size(n);
+    let end = header.and_then(|h| n.checked_mul(width)?.checked_add(h));
+    let (Some(header), Some(end)) = (header, end) else {
+        return Err(corrupt(origin, format!("binary array size {n} is too large")));
+    };
+    if end > buf.len() {
+        return Err(corrupt(
+            origin,
+            format!(
+                "binary array of {n} elements needs {end} bytes, section has {}",
+                buf.len()
+            ),
+        ));
+    }
+    (0..n)
+        .map(|i| {
+            let null = buf[4 + (i >> 3)] & (1 << (i & 7)) != 0;
+            if null {
+                Ok(Datum::Null)
+            } else {
+                c.value(header + i * width, elem)
+            }
+        })
+        .collect()
+}
+
+fn read_map(
+    buf: &[u8],
+    key: &DataType,
+    value: &DataType,
+    origin: &str,
+) -> Result<Vec<(Datum, Datum)>> {
+    let c = Container { buf, origin };
+    let head = c.bytes(0, 4, "map key-array size")?;
+    let kb = i32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let kb = usize::try_from(kb)
+        .map_err(|_| corrupt(origin, format!("negative map key-array size {kb}")))?;
+    let keys = c.bytes(4, kb, "map key array")?;
+    let values = &buf[4 + kb..];
+    let keys = read_array(keys, key, origin)?;
+    let values = read_array(values, value, origin)?;
+    if keys.len() != values.len() {
+        return Err(corrupt(
+            origin,
+            format!(
+                "map has {} keys but {} values",
+                keys.len(),
+                values.len()
+            ),
+        ));
+    }
+    Ok(keys.into_iter().zip(values).collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------------
+
+fn round_to_word(n: usize) -> usize {
+    n.div_ceil(8) * 8
+}
+
+fn mismatch(value: &Datum, ty: &DataType) -> Error {
+    Error::invalid(format!(
+        "binary row encode: value {value:?} does not match type {:?}",
+        ty.kind
+    ))
+}
+
+/// Minimal big-endian two's-complement bytes of `v` (Java `BigInteger#toByteArray`).
+fn i128_to_min_be_bytes(v: i128) -> Vec<u8> {
+    let full = v.to_be_bytes();
+    let mut start = 0;
+    while start < 15 {
+        let (b, next) = (full[start], full[start + 1]);
+        if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    full[start..].to_vec()
+}
+
+/// A buffer with a fixed part and a growing var part; offsets are relative to its start.
+struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        self.buf[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    fn set_slot(&mut self, at: usize, v: u64) {
+        self.put(at, &v.to_le_bytes());
+    }
+
+    /// Append `bytes` zero-padded to 8; return `(offset << 32) | len`.
+    fn append_var(&mut self, bytes: &[u8]) -> Result<u64> {
+        let off = self.buf.len();
+        self.buf.extend_from_slice(bytes);
+        self.buf.resize(off + round_to_word(bytes.len()), 0);
+        let (Ok(off32), Ok(len32)) = (u32::try_from(off), u32::try_from(bytes.len())) else {
+            return Err(Error::invalid("binary row encode: row exceeds 4 GiB"));
+        };
+        Ok((u64::from(off32) << 32) | u64::from(len32))
+    }
+
+    fn write_var_bytes(&mut self, slot: usize, bytes: &[u8]) -> Result<()> {
+        if bytes.len() <= 7 {
+            let mut v = [0u8; 8];
+            v[..bytes.len()].copy_from_slice(bytes);
+            v[7] = 0x80 | bytes.len() as u8;
+            self.put(slot, &v);
+        } else {
+            let v = self.append_var(bytes)?;
+            self.set_slot(slot, v);
+        }
+        Ok(())
+    }
+
+    /// Write a non-null `value` of `ty` into the slot at `slot`.
+    fn write_value(&mut self, slot: usize, value: &Datum, ty: &DataType) -> Result<()> {
+        match (&ty.kind, value) {
+            (TypeKind::Boolean, Datum::Boolean(b)) => self.put(slot, &[u8::from(*b)]),
+            (TypeKind::TinyInt, Datum::TinyInt(v)) => self.put(slot, &v.to_le_bytes()),
+            (TypeKind::SmallInt, Datum::SmallInt(v)) => self.put(slot, &v.to_le_bytes()),
+            (TypeKind::Int, Datum::Int(v))
+            | (TypeKind::Date, Datum::Date(v))
+            | (TypeKind::Time { .. }, Datum::Time(v)) => self.put(slot, &v.to_le_bytes()),
+            (TypeKind::Float, Datum::Float(v)) => self.put(slot, &v.to_le_bytes()),
+            (TypeKind::BigInt, Datum::BigInt(v)) => self.put(slot, &v.to_le_bytes()),
+            (TypeKind::Double, Datum::Double(v)) => self.put(slot, &v.to_le_bytes()),
+            (TypeKind::Decimal { precision, .. }, Datum::Decimal { unscaled, .. }) => {
+                if *precision <= MAX_COMPACT_DECIMAL_PRECISION {
+                    let v = i64::try_from(*unscaled).map_err(|_| mismatch(value, ty))?;
+                    self.put(slot, &v.to_le_bytes());
+                } else {
+                    let bytes = i128_to_min_be_bytes(*unscaled);
+                    let mut region = [0u8; 16];
+                    region[..bytes.len()].copy_from_slice(&bytes);
+                    let v = self.append_var(&region)?;
+                    // The slot records the real length, not the reserved 16.
+                    let v = (v & !0xffff_ffff) | bytes.len() as u64;
+                    self.set_slot(slot, v);
+                }
+            }
+            (
+                TypeKind::Timestamp { precision } | TypeKind::LocalZonedTimestamp { precision },
+                Datum::Timestamp {
+                    millis,
+                    nanos_of_milli,
+                },
+            ) => {
+                if *precision <= MAX_COMPACT_TIMESTAMP_PRECISION {
+                    self.put(slot, &millis.to_le_bytes());
+                } else {
+                    let v = self.append_var(&millis.to_le_bytes())?;
+                    let v = (v & !0xffff_ffff) | u64::from(*nanos_of_milli as u32);
+                    self.set_slot(slot, v);
+                }
+            }
+            (TypeKind::Char { .. } | TypeKind::VarChar { .. }, Datum::String(s)) => {
+                self.write_var_bytes(slot, s.as_bytes())?;
+            }
+            (
+                TypeKind::Binary { .. } | TypeKind::VarBinary { .. } | TypeKind::Blob,
+                Datum::Binary(b),
+            ) => self.write_var_bytes(slot, b)?,
+            (TypeKind::Variant, Datum::Variant { value: v, metadata }) => {
+                let vlen = i32::try_from(v.len()).map_err(|_| mismatch(value, ty))?;
+                let mut bytes = Vec::with_capacity(4 + v.len() + metadata.len());
+                bytes.extend_from_slice(&vlen.to_le_bytes());
+                bytes.extend_from_slice(v);
+                bytes.extend_from_slice(metadata);
+                let v = self.append_var(&bytes)?;
+                self.set_slot(slot, v);
+            }
+            (TypeKind::Array(elem), Datum::Array(items)) => {
+                let bytes = write_array(items, elem)?;
+                let v = self.append_var(&bytes)?;
+                self.set_slot(slot, v);
+            }
+            (TypeKind::Map(k, v), Datum::Map(entries)) => {
+                let bytes = write_map(entries, k, v)?;
+                let v = self.append_var(&bytes)?;
+                self.set_slot(slot, v);
+            }
+            (TypeKind::Multiset(elem), Datum::Map(entries)) => {
+                let count = DataType::not_null(TypeKind::Int);
+                let bytes = write_map(entries, elem, &count)?;
+                let v = self.append_var(&bytes)?;
+                self.set_slot(slot, v);
+            }
+            (TypeKind::Row(fields), Datum::Row(values)) => {
+                let types: Vec<DataType> = fields.iter().map(|f| f.data_type.clone()).collect();
+                if types.len() != values.len() {
+                    return Err(mismatch(value, ty));
+                }
+                let bytes = write_row(values, &types)?;
+                let v = self.append_var(&bytes)?;
+                self.set_slot(slot, v);
+            }
+            _ => return Err(mismatch(value, ty)),
+        }
+        Ok(())
+    }
+}
+
+fn write_row(values: &[Datum], types: &[DataType]) -> Result<Vec<u8>> {
+    let arity = values.len();
+    let null_bytes = null_bits_size_in_bytes(arity);
+    let fixed = fixed_part_size(arity)
+        .ok_or_else(|| Error::invalid("binary row encode: too many fields"))?;
+    let mut w = Writer {
+        buf: vec![0; fixed],
+    };
+    for (i, (value, ty)) in values.iter().zip(types).enumerate() {
+        let slot = null_bytes + 8 * i;
+        if value.is_null() {
+            let bit = i + 8;
+            w.buf[bit >> 3] |= 1 << (bit & 7);
+            // RowHelper writes nulls of non-compact DECIMAL/TIMESTAMP through the writer, which
+            // still reserves their var bytes and records the offset with length 0.
+            let reserve = match &ty.kind {
+                TypeKind::Decimal { precision, .. }
+                    if *precision > MAX_COMPACT_DECIMAL_PRECISION =>
+                {
+                    16
+                }
+                TypeKind::Timestamp { precision } | TypeKind::LocalZonedTimestamp { precision }
+                    if *precision > MAX_COMPACT_TIMESTAMP_PRECISION =>
+                {
+                    8
+                }
+                _ => 0,
+            };
+            if reserve > 0 {
+                let v = w.append_var(&[0; 16][..reserve])?;
+                w.set_slot(slot, v & !0xffff_ffff);
+            }
+        } else {
+            w.write_value(slot, value, ty)?;
+        }
+    }
+    Ok(w.buf)
+}
+
+fn write_array(items: &[Datum], elem: &DataType) -> Result<Vec<u8>> {
+    let n = items.len();
+    let width = element_size(elem)?;
+    let header = array_header_size(n)
+        .ok_or_else(|| Error::invalid("binary array encode: too many elements"))?;
+    let fixed = round_to_word(header + width * n);
+    let n32 = i32::try_from(n).map_err(|_| Error::invalid("binary array encode: too large"))?;
+    let mut w = Writer {
+        buf: vec![0; fixed],
+    };
+    w.put(0, &n32.to_le_bytes());
+    for (i, item) in items.iter().enumerate() {
+        if item.is_null() {
+            w.buf[4 + (i >> 3)] |= 1 << (i & 7);
+        } else {
+            w.write_value(header + i * width, item, elem)?;
+        }
+    }
+    Ok(w.buf)
+}
+
+fn write_map(entries: &[(Datum, Datum)], key: &DataType, value: &DataType) -> Result<Vec<u8>> {
+    let keys: Vec<Datum> = entries.iter().map(|(k, _)| k.clone()).collect();
+    let values: Vec<Datum> = entries.iter().map(|(_, v)| v.clone()).collect();
+    let kb = write_array(&keys, key)?;
+    let vb = write_array(&values, value)?;
+    let kb_len =
+        i32::try_from(kb.len()).map_err(|_| Error::invalid("binary map encode: too large"))?;
+    let mut out = Vec::with_capacity(4 + kb.len() + vb.len());
+    out.extend_from_slice(&kb_len.to_le_bytes());
+    out.extend_from_slice(&kb);
+    out.extend_from_slice(&vb);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

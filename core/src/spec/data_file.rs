@@ -1,0 +1,257 @@
+//! Data file metadata (`_FILE` record of manifest entries) and simple stats.
+//!
+//! Source: Java `org.apache.paimon.io.DataFileMeta`, `DataFileMetaSerializer`,
+//! `org.apache.paimon.stats.SimpleStats`, `org.apache.paimon.manifest.FileSource`.
+//! Layout: `spec/table-layout.md` §5.5-5.6.
+
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::spec::avro::Rec;
+use crate::spec::binary_row::BinaryRow;
+
+/// Where a data file came from.
+///
+/// Source: Java `org.apache.paimon.manifest.FileSource` (`_FILE_SOURCE`: 0 = APPEND,
+/// 1 = COMPACT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FileSource {
+    /// Written by a writer from new records.
+    Append,
+    /// Written by compaction.
+    Compact,
+}
+
+impl FileSource {
+    /// The stored byte value.
+    pub fn to_byte(self) -> i32 {
+        match self {
+            FileSource::Append => 0,
+            FileSource::Compact => 1,
+        }
+    }
+
+    /// From the stored value; `None` if unknown.
+    pub fn from_byte(v: i32) -> Option<Self> {
+        match v {
+            0 => Some(FileSource::Append),
+            1 => Some(FileSource::Compact),
+            _ => None,
+        }
+    }
+}
+
+/// Min/max values and null counts of a set of columns.
+///
+/// Source: Java `org.apache.paimon.stats.SimpleStats`. The columns are given by the context
+/// (see `spec/table-layout.md` §5.6); all are nullable, a null min/max means unknown.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SimpleStats {
+    /// `_MIN_VALUES`: per-column minimums.
+    pub min_values: BinaryRow,
+    /// `_MAX_VALUES`: per-column maximums.
+    pub max_values: BinaryRow,
+    /// `_NULL_COUNTS`: per-column null counts (a null element = unknown). A null array in
+    /// the file reads as empty.
+    pub null_counts: Vec<Option<i64>>,
+}
+
+impl SimpleStats {
+    /// Empty stats: zero-arity rows and no null counts (Java `SimpleStats.EMPTY_STATS`).
+    pub fn empty() -> Self {
+        SimpleStats {
+            min_values: BinaryRow::empty(),
+            max_values: BinaryRow::empty(),
+            null_counts: Vec::new(),
+        }
+    }
+
+    pub(crate) fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+        Ok(SimpleStats {
+            min_values: BinaryRow::from_serialized_shared(
+                rec.bytes("_MIN_VALUES")?,
+                origin.clone(),
+            )?,
+            max_values: BinaryRow::from_serialized_shared(
+                rec.bytes("_MAX_VALUES")?,
+                origin.clone(),
+            )?,
+            null_counts: rec
+                .opt_nullable_long_array("_NULL_COUNTS")?
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// Compression extensions that may follow the format extension of a data file name
+/// (`data-….json.gz`, `data-….csv.zst`).
+const COMPRESSION_EXTENSIONS: &[&str] = &[
+    "gz", "gzip", "zst", "zstd", "lz4", "snappy", "bz2", "deflate", "lzo", "br", "xz", "zlib",
+];
+
+/// Metadata of one data file.
+///
+/// Source: Java `org.apache.paimon.io.DataFileMeta` (every field of the `_FILE` record, in
+/// order; `spec/table-layout.md` §5.5).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DataFileMeta {
+    /// `_FILE_NAME`: file name, relative to the bucket directory.
+    pub file_name: String,
+    /// `_FILE_SIZE`: bytes.
+    pub file_size: i64,
+    /// `_ROW_COUNT`: rows, including retract rows of KV files.
+    pub row_count: i64,
+    /// `_MIN_KEY`: min key (KV files); the empty row for append files.
+    pub min_key: BinaryRow,
+    /// `_MAX_KEY`: max key (KV files); the empty row for append files.
+    pub max_key: BinaryRow,
+    /// `_KEY_STATS`: stats of the trimmed primary key fields.
+    pub key_stats: SimpleStats,
+    /// `_VALUE_STATS`: stats of the value columns (see [`DataFileMeta::value_stats_cols`]).
+    pub value_stats: SimpleStats,
+    /// `_MIN_SEQUENCE_NUMBER`.
+    pub min_sequence_number: i64,
+    /// `_MAX_SEQUENCE_NUMBER`.
+    pub max_sequence_number: i64,
+    /// `_SCHEMA_ID`: schema the file was written with.
+    pub schema_id: i64,
+    /// `_LEVEL`: LSM level (0 for append files).
+    pub level: i32,
+    /// `_EXTRA_FILES`: extra files in the directory of the data file.
+    pub extra_files: Vec<String>,
+    /// `_CREATION_TIME`: wall-clock local date-time as millis (no zone).
+    pub creation_time_millis: Option<i64>,
+    /// `_DELETE_ROW_COUNT`: retract rows (pypaimon writes 0 even when there are some).
+    pub delete_row_count: Option<i64>,
+    /// `_EMBEDDED_FILE_INDEX`: inlined data-file index bytes.
+    pub embedded_index: Option<Vec<u8>>,
+    /// `_FILE_SOURCE`.
+    pub file_source: Option<FileSource>,
+    /// `_VALUE_STATS_COLS`: columns of `value_stats`; `None` = all columns of the file,
+    /// empty = no value stats.
+    pub value_stats_cols: Option<Vec<String>>,
+    /// `_EXTERNAL_PATH`: full path when written outside the table root.
+    pub external_path: Option<String>,
+    /// `_FIRST_ROW_ID`: row id of the first row (row tracking).
+    pub first_row_id: Option<i64>,
+    /// `_WRITE_COLS`: physically written columns, `None` = all.
+    pub write_cols: Option<Vec<String>>,
+    /// `_WRITE_COLS_SEQUENCES`: per-column max sequence numbers after data-evolution
+    /// compaction.
+    pub write_cols_sequences: Option<Vec<i64>>,
+}
+
+impl DataFileMeta {
+    pub(crate) fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+        let file_source = rec
+            .opt_int("_FILE_SOURCE")?
+            .map(|v| {
+                FileSource::from_byte(v)
+                    .ok_or_else(|| rec.corrupt(format!("unknown _FILE_SOURCE {v}")))
+            })
+            .transpose()?;
+        Ok(DataFileMeta {
+            file_name: rec.string("_FILE_NAME")?,
+            file_size: rec.long("_FILE_SIZE")?,
+            row_count: rec.long("_ROW_COUNT")?,
+            min_key: BinaryRow::from_serialized_shared(rec.bytes("_MIN_KEY")?, origin.clone())?,
+            max_key: BinaryRow::from_serialized_shared(rec.bytes("_MAX_KEY")?, origin.clone())?,
+            key_stats: SimpleStats::decode(&rec.record("_KEY_STATS", "_KEY_STATS")?, origin)?,
+            value_stats: SimpleStats::decode(
+                &rec.record("_VALUE_STATS", "_VALUE_STATS")?,
+                origin,
+            )?,
+            min_sequence_number: rec.long("_MIN_SEQUENCE_NUMBER")?,
+            max_sequence_number: rec.long("_MAX_SEQUENCE_NUMBER")?,
+            schema_id: rec.long("_SCHEMA_ID")?,
+            level: rec.int("_LEVEL")?,
+            extra_files: rec.opt_string_array("_EXTRA_FILES")?.unwrap_or_default(),
+            creation_time_millis: rec.opt_long("_CREATION_TIME")?,
+            delete_row_count: rec.opt_long("_DELETE_ROW_COUNT")?,
+            embedded_index: rec.opt_bytes("_EMBEDDED_FILE_INDEX")?,
+            file_source,
+            value_stats_cols: rec.opt_string_array("_VALUE_STATS_COLS")?,
+            external_path: rec.opt_string("_EXTERNAL_PATH")?,
+            first_row_id: rec.opt_long("_FIRST_ROW_ID")?,
+            write_cols: rec.opt_string_array("_WRITE_COLS")?,
+            write_cols_sequences: rec.opt_long_array("_WRITE_COLS_SEQUENCES")?,
+        })
+    }
+
+    /// Path of the data file: `external_path` if set, else `<bucket_path>/<file_name>`
+    /// (`bucket_path` without a trailing `/`, see [`crate::spec::partition::bucket_path`]).
+    pub fn path_in_bucket(&self, bucket_path: &str) -> String {
+        match &self.external_path {
+            Some(p) => p.clone(),
+            None => join(bucket_path, &self.file_name),
+        }
+    }
+
+    /// Paths of the extra files: they live in the directory of the data file path.
+    pub fn extra_file_paths(&self, bucket_path: &str) -> Vec<String> {
+        let path = self.path_in_bucket(bucket_path);
+        let dir = path.rfind('/').map_or("", |i| &path[..i]);
+        self.extra_files.iter().map(|f| join(dir, f)).collect()
+    }
+
+    /// File format from the name: the last extension, or the one before it when the last is
+    /// a compression extension (`data-1.json.gz` → `json`); lowercase; `""` without a dot.
+    /// Java `DataFileMeta#fileFormat` takes just the last token.
+    pub fn file_format(&self) -> String {
+        file_format_of(&self.file_name)
+    }
+
+    /// True for dedicated BLOB files (`.blob`, including `.managed.blob`).
+    pub fn is_blob_file(&self) -> bool {
+        self.file_name.ends_with(".blob")
+    }
+
+    /// Inclusive row id range `first_row_id ..= first_row_id + row_count - 1`; `None` without
+    /// a first row id (Java `DataFileMeta#nonNullRowIdRange`). Empty when `row_count` is 0.
+    pub fn row_id_range(&self) -> Option<RangeInclusive<i64>> {
+        let first = self.first_row_id?;
+        Some(first..=first.saturating_add(self.row_count).saturating_sub(1))
+    }
+
+    /// Rows that are not retractions: `row_count - delete_row_count` (Java
+    /// `addRowCount`); equals `row_count` when the delete count is unknown.
+    pub fn add_row_count(&self) -> i64 {
+        self.row_count
+            .saturating_sub(self.delete_row_count.unwrap_or(0))
+    }
+}
+
+/// Format of a data file from its name (see [`DataFileMeta::file_format`]).
+pub fn file_format_of(file_name: &str) -> String {
+    let mut parts = file_name.rsplit('.');
+    let last = parts.next().unwrap_or("");
+    if !file_name.contains('.') {
+        return String::new();
+    }
+    let last_lower = last.to_ascii_lowercase();
+    if COMPRESSION_EXTENSIONS.contains(&last_lower.as_str())
+        && let Some(prev) = parts.next()
+        && file_name.matches('.').count() >= 2
+    {
+        return prev.to_ascii_lowercase();
+    }
+    last_lower
+}
+
+pub(crate) fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Error helper: a manifest-family record that failed a consistency rule.
+pub(crate) fn corrupt_manifest(path: &str, reason: impl Into<String>) -> Error {
+    Error::corrupt(path, "avro-manifest", reason)
+}

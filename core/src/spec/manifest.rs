@@ -1,0 +1,185 @@
+//! Manifest files (rows of `ManifestEntry`) and the entry-merge rule.
+//!
+//! Source: Java `org.apache.paimon.manifest.ManifestEntry`, `ManifestEntrySerializer`,
+//! `FileKind`, `FileEntry` (`Identifier`, `mergeEntries`). Layout: `spec/table-layout.md`
+//! §5.3-5.4.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::spec::avro::{Rec, check_version, read_records};
+use crate::spec::binary_row::BinaryRow;
+use crate::spec::data_file::{DataFileMeta, corrupt_manifest};
+
+/// Format name used in errors of manifest-family files.
+pub const AVRO_MANIFEST_FORMAT: &str = "avro-manifest";
+
+/// Kind of a manifest entry.
+///
+/// Source: Java `org.apache.paimon.manifest.FileKind` (`_KIND`: 0 = ADD, 1 = DELETE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FileKind {
+    /// The file is added.
+    Add,
+    /// The file is deleted.
+    Delete,
+}
+
+impl FileKind {
+    /// The stored byte value.
+    pub fn to_byte(self) -> i32 {
+        match self {
+            FileKind::Add => 0,
+            FileKind::Delete => 1,
+        }
+    }
+
+    /// From the stored value; `None` if unknown.
+    pub fn from_byte(v: i32) -> Option<Self> {
+        match v {
+            0 => Some(FileKind::Add),
+            1 => Some(FileKind::Delete),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn decode(rec: &Rec<'_>) -> Result<Self> {
+        let v = rec.int("_KIND")?;
+        FileKind::from_byte(v).ok_or_else(|| rec.corrupt(format!("unknown _KIND {v}")))
+    }
+}
+
+/// One row of a manifest file: a data file added to or deleted from a (partition, bucket).
+///
+/// Source: Java `org.apache.paimon.manifest.ManifestEntry`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    /// `_KIND`.
+    pub kind: FileKind,
+    /// `_PARTITION`: partition values (fields in `partitionKeys` order). Its
+    /// [`BinaryRow::origin`] is the manifest file it was read from.
+    pub partition: BinaryRow,
+    /// `_BUCKET`.
+    pub bucket: i32,
+    /// `_TOTAL_BUCKETS`: bucket count when written (−1 unaware/dynamic, −2 postpone with
+    /// pypaimon).
+    pub total_buckets: i32,
+    /// `_FILE`.
+    pub file: DataFileMeta,
+}
+
+/// Identity of a data file across manifest entries.
+///
+/// Source: Java `org.apache.paimon.manifest.FileEntry.Identifier`: (partition bytes,
+/// bucket, level, file name, extra files, embedded index, external path).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileIdentifier {
+    /// Partition row.
+    pub partition: BinaryRow,
+    /// Bucket.
+    pub bucket: i32,
+    /// Level.
+    pub level: i32,
+    /// File name.
+    pub file_name: String,
+    /// Extra files.
+    pub extra_files: Vec<String>,
+    /// Embedded index bytes.
+    pub embedded_index: Option<Vec<u8>>,
+    /// External path.
+    pub external_path: Option<String>,
+}
+
+impl ManifestEntry {
+    /// The file identity used by [`merge_entries`].
+    pub fn identifier(&self) -> FileIdentifier {
+        FileIdentifier {
+            partition: self.partition.clone(),
+            bucket: self.bucket,
+            level: self.file.level,
+            file_name: self.file.file_name.clone(),
+            extra_files: self.file.extra_files.clone(),
+            embedded_index: self.file.embedded_index.clone(),
+            external_path: self.file.external_path.clone(),
+        }
+    }
+
+    fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+        check_version(rec, 2)?;
+        Ok(ManifestEntry {
+            kind: FileKind::decode(rec)?,
+            partition: BinaryRow::from_serialized_shared(rec.bytes("_PARTITION")?, origin.clone())?,
+            bucket: rec.int("_BUCKET")?,
+            total_buckets: rec.int("_TOTAL_BUCKETS")?,
+            file: DataFileMeta::decode(&rec.record("_FILE", "_FILE")?, origin)?,
+        })
+    }
+}
+
+/// Decode a manifest file (Avro object container of `ManifestEntry` records, `_VERSION` 2).
+///
+/// Fields are matched by name from the writer schema; unknown fields are ignored and missing
+/// nullable fields read as `None`. Every [`BinaryRow`] of the result has `path` as its origin.
+///
+/// # Errors
+/// [`Error::Corrupt`](crate::Error::Corrupt) (format `avro-manifest`, naming `path`) for bad
+/// Avro, a missing required field, a wrong field type or a bad binary row;
+/// [`Error::Unsupported`](crate::Error::Unsupported) for `_VERSION` ≠ 2 (1 asks to recreate
+/// the table).
+pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
+    let records = read_records(bytes, path, AVRO_MANIFEST_FORMAT)?;
+    let origin: Arc<str> = Arc::from(path);
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, fields)| {
+            let what = format!("manifest entry {i}");
+            ManifestEntry::decode(&Rec::new(fields, path, AVRO_MANIFEST_FORMAT, &what), &origin)
+        })
+        .collect()
+}
+
+/// Merge manifest entries read in order (base manifests, then delta manifests).
+///
+/// Source: Java `FileEntry#mergeEntries`. ADD puts the identity; DELETE of a present identity
+/// removes both; DELETE of an absent identity is kept (its ADD is in an earlier manifest, e.g.
+/// for an incremental read). Result order: first insertion order of the surviving entries.
+/// The live data files of a snapshot are the `Add` entries of the result.
+///
+/// # Errors
+/// [`Error::Corrupt`](crate::Error::Corrupt) naming the manifest of the offending entry (the
+/// origin of its partition row) when an ADD repeats an identity already present.
+pub fn merge_entries(entries: impl IntoIterator<Item = ManifestEntry>) -> Result<Vec<ManifestEntry>> {
+    let mut slots: Vec<Option<ManifestEntry>> = Vec::new();
+    let mut index: BTreeMap<FileIdentifier, usize> = BTreeMap::new();
+    for entry in entries {
+        let id = entry.identifier();
+        match entry.kind {
+            FileKind::Add => {
+                if index.contains_key(&id) {
+                    return Err(corrupt_manifest(
+                        entry.partition.origin(),
+                        format!(
+                            "trying to add file {} (bucket {}, level {}) which is already added",
+                            entry.file.file_name, entry.bucket, entry.file.level
+                        ),
+                    ));
+                }
+                index.insert(id, slots.len());
+                slots.push(Some(entry));
+            }
+            FileKind::Delete => {
+                if let Some(i) = index.remove(&id) {
+                    slots[i] = None;
+                } else {
+                    index.insert(id, slots.len());
+                    slots.push(Some(entry));
+                }
+            }
+        }
+    }
+    Ok(slots.into_iter().flatten().collect())
+}

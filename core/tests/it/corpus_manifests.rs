@@ -1,0 +1,369 @@
+//! Decode every manifest-family file of the pypaimon corpus and replay every snapshot
+//! (`spec/table-layout.md` §5, §7; corpus in `conformance/tables`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use paimon_kernel::Error;
+use paimon_kernel::spec::partition::{
+    PartitionNaming, bucket_path, partition_path, render_partition_pypaimon,
+};
+use paimon_kernel::spec::{
+    BinaryRow, DataField, DataType, FileKind, ManifestEntry, TypeKind, decode_index_manifest,
+    decode_manifest, decode_manifest_list, merge_entries,
+};
+use serde_json::Value;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
+}
+
+fn tables() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(corpus().join("corpus.db"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 40, "corpus has {} tables", names.len());
+    names
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&read(path)).unwrap()
+}
+
+/// Just enough of the type grammar for partition keys of the corpus.
+fn atomic_type(v: &Value) -> DataType {
+    let s = v.as_str().expect("atomic partition type");
+    let (name, nullable) = match s.strip_suffix(" NOT NULL") {
+        Some(n) => (n, false),
+        None => (s, true),
+    };
+    let kind = match name {
+        "STRING" => TypeKind::VarChar {
+            length: i32::MAX as u32,
+        },
+        "INT" => TypeKind::Int,
+        "BIGINT" => TypeKind::BigInt,
+        "DATE" => TypeKind::Date,
+        other => panic!("unexpected partition type {other}"),
+    };
+    DataType { nullable, kind }
+}
+
+fn partition_fields(schema: &Value) -> Vec<DataField> {
+    let fields = schema["fields"].as_array().unwrap();
+    schema["partitionKeys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let f = fields
+                .iter()
+                .find(|f| f["name"] == *k)
+                .expect("partition key field");
+            DataField {
+                id: f["id"].as_i64().unwrap() as i32,
+                name: f["name"].as_str().unwrap().to_owned(),
+                data_type: atomic_type(&f["type"]),
+                description: None,
+                default_value: None,
+            }
+        })
+        .collect()
+}
+
+struct Table {
+    name: String,
+    root: PathBuf,
+}
+
+impl Table {
+    fn manifest(&self, name: &str) -> PathBuf {
+        self.root.join("manifest").join(name)
+    }
+
+    fn snapshots(&self) -> Vec<(i64, Value)> {
+        let mut out: Vec<(i64, Value)> = std::fs::read_dir(self.root.join("snapshot"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                let id = name.strip_prefix("snapshot-")?.parse().ok()?;
+                Some((id, json(&self.root.join("snapshot").join(&name))))
+            })
+            .collect();
+        out.sort_by_key(|(id, _)| *id);
+        // Tags are snapshot JSON too (spec §1): replay them as well.
+        if let Ok(dir) = std::fs::read_dir(self.root.join("tag")) {
+            let mut tags: Vec<_> = dir.map(|e| e.unwrap().path()).collect();
+            tags.sort();
+            for tag in tags {
+                let snapshot = json(&tag);
+                out.push((snapshot["id"].as_i64().unwrap(), snapshot));
+            }
+        }
+        out
+    }
+
+    /// Entries of base + delta manifest lists, in order, checking each manifest against its
+    /// `ManifestFileMeta`.
+    fn entries(&self, snapshot: &Value) -> Vec<ManifestEntry> {
+        let mut out = Vec::new();
+        for key in ["baseManifestList", "deltaManifestList"] {
+            let list_name = snapshot[key].as_str().unwrap();
+            let list_path = self.manifest(list_name);
+            let metas = decode_manifest_list(&read(&list_path), list_name).unwrap();
+            for meta in metas {
+                let bytes = read(&self.manifest(&meta.file_name));
+                assert_eq!(meta.file_size, bytes.len() as i64, "{}", meta.file_name);
+                let entries = decode_manifest(&bytes, &meta.file_name).unwrap();
+                let adds = entries.iter().filter(|e| e.kind == FileKind::Add).count();
+                assert_eq!(meta.num_added_files, adds as i64);
+                assert_eq!(meta.num_deleted_files, (entries.len() - adds) as i64);
+                if !entries.is_empty() {
+                    let min_b = entries.iter().map(|e| e.bucket).min();
+                    let max_l = entries.iter().map(|e| e.file.level).max();
+                    assert_eq!(meta.min_bucket, min_b);
+                    assert_eq!(meta.max_level, max_l);
+                }
+                for e in &entries {
+                    assert_eq!(e.partition.origin(), meta.file_name);
+                }
+                out.extend(entries);
+            }
+        }
+        out
+    }
+}
+
+fn all_tables() -> Vec<Table> {
+    tables()
+        .into_iter()
+        .map(|name| Table {
+            root: corpus().join("corpus.db").join(&name),
+            name,
+        })
+        .collect()
+}
+
+#[test]
+fn every_manifest_family_file_decodes() {
+    let mut counts = BTreeMap::<&str, usize>::new();
+    for table in all_tables() {
+        for e in std::fs::read_dir(table.root.join("manifest")).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let bytes = read(&table.manifest(&name));
+            if name.starts_with("manifest-list-") {
+                let metas = decode_manifest_list(&bytes, &name)
+                    .unwrap_or_else(|e| panic!("{}/{name}: {e}", table.name));
+                assert!(!metas.is_empty() || bytes.len() > 0);
+                *counts.entry("list").or_default() += 1;
+            } else if name.starts_with("index-manifest-") {
+                let entries = decode_index_manifest(&bytes, &name)
+                    .unwrap_or_else(|e| panic!("{}/{name}: {e}", table.name));
+                for e in &entries {
+                    assert_eq!(e.kind, FileKind::Add);
+                    let path = table.root.join("index").join(&e.index_file.file_name);
+                    let size = std::fs::metadata(&path).unwrap().len();
+                    assert_eq!(size as i64, e.index_file.file_size);
+                    if e.index_file.index_type == "HASH" {
+                        assert_eq!(size as i64, 4 * e.index_file.row_count);
+                    } else {
+                        assert_eq!(e.index_file.index_type, "DELETION_VECTORS");
+                        let ranges = e.index_file.dv_ranges.as_ref().unwrap();
+                        assert_eq!(ranges.len() as i64, e.index_file.row_count);
+                    }
+                }
+                *counts.entry("index").or_default() += 1;
+            } else if name.starts_with("manifest-") {
+                let entries = decode_manifest(&bytes, &name)
+                    .unwrap_or_else(|e| panic!("{}/{name}: {e}", table.name));
+                assert!(!entries.is_empty());
+                *counts.entry("manifest").or_default() += 1;
+            } else {
+                panic!("unexpected file {name} in {}/manifest", table.name);
+            }
+        }
+    }
+    // The spec audit counted 229 manifest lists in the corpus.
+    assert_eq!(counts["list"], 229, "{counts:?}");
+    assert!(counts["manifest"] > 100 && counts["index"] >= 5, "{counts:?}");
+}
+
+#[test]
+fn replay_every_snapshot() {
+    let mut snapshots = 0;
+    for table in all_tables() {
+        let schema = json(&table.root.join("schema/schema-0"));
+        let keys = partition_fields(&schema);
+        let naming = PartitionNaming::default();
+        for (id, snapshot) in table.snapshots() {
+            let entries = table.entries(&snapshot);
+            let merged = merge_entries(entries)
+                .unwrap_or_else(|e| panic!("{} snapshot {id}: {e}", table.name));
+            assert!(
+                merged.iter().all(|e| e.kind == FileKind::Add),
+                "{} snapshot {id}: unmatched DELETE",
+                table.name
+            );
+            let total: i64 = merged.iter().map(|e| e.file.row_count).sum();
+            assert_eq!(
+                Some(total),
+                snapshot["totalRecordCount"].as_i64(),
+                "{} snapshot {id}",
+                table.name
+            );
+            // Every live file lies at <partition path>/bucket-<N>/<file>.
+            for e in &merged {
+                let part = partition_path(&keys, &e.partition, &naming).unwrap();
+                let path = e.file.path_in_bucket(&bucket_path("", &part, e.bucket));
+                assert!(
+                    table.root.join(&path).is_file(),
+                    "{}: {path} missing",
+                    table.name
+                );
+            }
+            if let Some(list) = snapshot["changelogManifestList"].as_str() {
+                let metas = decode_manifest_list(&read(&table.manifest(list)), list).unwrap();
+                for m in metas {
+                    decode_manifest(&read(&table.manifest(&m.file_name)), &m.file_name).unwrap();
+                }
+            }
+            snapshots += 1;
+        }
+    }
+    // 112 snapshot files and 2 tags in the corpus (spec §3 counted 114).
+    assert_eq!(snapshots, 114);
+}
+
+#[test]
+fn latest_live_files_match_expected() {
+    for table in all_tables() {
+        let expected = json(&corpus().join(format!("{}.expected.json", table.name)));
+        let snapshot_id = expected["snapshot_id"].as_i64().unwrap();
+        let snapshot = json(&table.root.join(format!("snapshot/snapshot-{snapshot_id}")));
+        let schema_id = expected["schema_id"].as_i64().unwrap();
+        let schema = json(&table.root.join(format!("schema/schema-{schema_id}")));
+        let keys = partition_fields(&schema);
+        let live = merge_entries(table.entries(&snapshot)).unwrap();
+
+        let mut got: Vec<Value> = live
+            .iter()
+            .map(|e| {
+                let f = &e.file;
+                serde_json::json!({
+                    "partition": render_partition_pypaimon(&keys, &e.partition).unwrap(),
+                    "bucket": e.bucket,
+                    "file_path": f.file_name,
+                    "file_format": f.file_format(),
+                    "schema_id": f.schema_id,
+                    "level": f.level,
+                    "record_count": f.row_count,
+                    "min_sequence_number": f.min_sequence_number,
+                    "max_sequence_number": f.max_sequence_number,
+                    "first_row_id": f.first_row_id,
+                    "write_cols": f.write_cols,
+                })
+            })
+            .collect();
+        let mut want: Vec<Value> = expected["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let mut f = f.clone();
+                f.as_object_mut().unwrap().remove("deleteRowCount");
+                f
+            })
+            .collect();
+        let key = |v: &Value| v["file_path"].as_str().unwrap().to_owned();
+        got.sort_by_key(key);
+        want.sort_by_key(key);
+        assert_eq!(got, want, "{}", table.name);
+        // pypaimon 2.1.0 writes _DELETE_ROW_COUNT = 0 (spec §5.5), matching deleteRowCount.
+        for e in &live {
+            assert_eq!(e.file.delete_row_count, Some(0), "{}", table.name);
+        }
+    }
+}
+
+#[test]
+fn partition_rows_of_partitioned_tables() {
+    // append_partitioned: NULL region / yr land in __DEFAULT_PARTITION__ (spec §1.2).
+    let table = corpus().join("corpus.db/append_partitioned");
+    let schema = json(&table.join("schema/schema-0"));
+    let keys = partition_fields(&schema);
+    assert_eq!(keys.len(), 2);
+    let snapshot = json(&table.join("snapshot/snapshot-3"));
+    let t = Table {
+        name: "append_partitioned".into(),
+        root: table.clone(),
+    };
+    let live = merge_entries(t.entries(&snapshot)).unwrap();
+    let paths: std::collections::BTreeSet<String> = live
+        .iter()
+        .map(|e| partition_path(&keys, &e.partition, &PartitionNaming::default()).unwrap())
+        .collect();
+    assert!(paths.contains("region=__DEFAULT_PARTITION__/yr=2023/"));
+    assert!(paths.contains("region=apac/yr=__DEFAULT_PARTITION__/"));
+}
+
+#[test]
+fn corrupt_avro_names_the_file() {
+    let table = corpus().join("corpus.db/pk_dedup/manifest");
+    let mut files: Vec<_> = std::fs::read_dir(&table)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    let manifest = files
+        .iter()
+        .find(|n| n.starts_with("manifest-") && !n.starts_with("manifest-list-"))
+        .unwrap();
+    let list = files.iter().find(|n| n.starts_with("manifest-list-")).unwrap();
+    for (is_list, name, bytes) in [
+        (false, manifest, read(&table.join(manifest))),
+        (true, list, read(&table.join(list))),
+    ] {
+        for cut in [0, 3, 10, bytes.len() / 2, bytes.len() - 1] {
+            let truncated = &bytes[..cut];
+            let errs = [
+                decode_manifest(truncated, name).err(),
+                decode_manifest_list(truncated, name).err(),
+                decode_index_manifest(truncated, name).err(),
+            ];
+            for err in errs {
+                match err {
+                    Some(Error::Corrupt { path, format, .. }) => {
+                        assert_eq!(&path, name);
+                        assert_eq!(format, "avro-manifest");
+                    }
+                    other => panic!("{name} cut at {cut}: {other:?}"),
+                }
+            }
+        }
+        // Flip bytes in the middle of the data block.
+        let mut bad = bytes.clone();
+        let mid = bad.len() - 40;
+        for b in &mut bad[mid..mid + 8] {
+            *b ^= 0x5a;
+        }
+        let err = if is_list {
+            decode_manifest_list(&bad, name).err()
+        } else {
+            decode_manifest(&bad, name).err()
+        };
+        assert!(
+            matches!(&err, Some(Error::Corrupt { path, .. }) if path == name),
+            "{err:?}"
+        );
+    }
+    // A manifest list is not a manifest: required fields are missing.
+    let err = decode_manifest(&read(&table.join(list)), list).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    let _ = BinaryRow::empty();
+}
