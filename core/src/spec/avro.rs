@@ -23,8 +23,8 @@ pub(crate) fn read_records(
         .map_err(|e| Error::corrupt(path, format, format!("bad Avro container header: {e}")))?;
     let mut out = Vec::new();
     for (i, value) in reader.enumerate() {
-        let value = value
-            .map_err(|e| Error::corrupt(path, format, format!("Avro record {i}: {e}")))?;
+        let value =
+            value.map_err(|e| Error::corrupt(path, format, format!("Avro record {i}: {e}")))?;
         match value {
             Value::Record(fields) => out.push(fields),
             other => {
@@ -199,8 +199,8 @@ impl<'a> Rec<'a> {
         self.as_array(name, v)?
             .iter()
             .map(|item| {
-                let item = unwrap(item)
-                    .ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
+                let item =
+                    unwrap(item).ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
                 self.as_string(name, item).map(str::to_owned)
             })
             .collect::<Result<Vec<_>>>()
@@ -215,8 +215,8 @@ impl<'a> Rec<'a> {
         self.as_array(name, v)?
             .iter()
             .map(|item| {
-                let item = unwrap(item)
-                    .ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
+                let item =
+                    unwrap(item).ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
                 self.as_long(name, item)
             })
             .collect::<Result<Vec<_>>>()
@@ -231,8 +231,8 @@ impl<'a> Rec<'a> {
         self.as_array(name, v)?
             .iter()
             .map(|item| {
-                let item = unwrap(item)
-                    .ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
+                let item =
+                    unwrap(item).ok_or_else(|| self.corrupt(format!("null element in {name}")))?;
                 self.as_int(name, item)
             })
             .collect::<Result<Vec<_>>>()

@@ -192,7 +192,10 @@ impl Datum {
                 let parts: Vec<String> = values
                     .iter()
                     .zip(fields)
-                    .map(|(d, f)| d.cast_to_string(&f.data_type).unwrap_or_else(|| "null".into()))
+                    .map(|(d, f)| {
+                        d.cast_to_string(&f.data_type)
+                            .unwrap_or_else(|| "null".into())
+                    })
                     .collect();
                 format!("{{{}}}", parts.join(", "))
             }
@@ -409,9 +412,14 @@ impl fmt::Display for Datum {
 /// Java `Double.toString`: shortest round-trip digits, plain notation for
 /// `1e-3 <= |v| < 1e7` (always with a fraction, `1.0`), else `d.dddE±n`; `NaN`, `Infinity`.
 pub fn java_double_to_string(v: f64) -> String {
-    java_float_like(v.is_nan(), v.is_infinite(), v == 0.0, v.is_sign_negative(), v.abs(), || {
-        (format!("{v}"), format!("{v:e}"))
-    })
+    java_float_like(
+        v.is_nan(),
+        v.is_infinite(),
+        v == 0.0,
+        v.is_sign_negative(),
+        v.abs(),
+        || (format!("{v}"), format!("{v:e}")),
+    )
 }
 
 /// Java `Float.toString` (same rules as [`java_double_to_string`], shortest digits of the
@@ -721,9 +729,8 @@ impl BinaryRow {
     /// # Errors
     /// [`Error::Corrupt`] if `data` is shorter than the header + fixed slots.
     pub fn from_row_bytes(arity: usize, data: Bytes, origin: Arc<str>) -> Result<Self> {
-        let fixed = fixed_part_size(arity).ok_or_else(|| {
-            corrupt(&origin, format!("binary row arity {arity} is too large"))
-        })?;
+        let fixed = fixed_part_size(arity)
+            .ok_or_else(|| corrupt(&origin, format!("binary row arity {arity} is too large")))?;
         if data.len() < fixed {
             return Err(corrupt(
                 &origin,
@@ -1109,7 +1116,10 @@ impl<'a> RowReader<'a> {
         if pos >= self.arity {
             return Err(corrupt(
                 self.c.origin,
-                format!("field {pos} requested from a binary row of arity {}", self.arity),
+                format!(
+                    "field {pos} requested from a binary row of arity {}",
+                    self.arity
+                ),
             ));
         }
         Ok(())
@@ -1133,7 +1143,10 @@ impl<'a> RowReader<'a> {
 
 /// Header bytes of an array of `n` elements: `4 + ((n + 31) / 32) × 4`.
 fn array_header_size(n: usize) -> Option<usize> {
-    n.checked_add(31)?.checked_div(32)?.checked_mul(4)?.checked_add(4)
+    n.checked_add(31)?
+        .checked_div(32)?
+        .checked_mul(4)?
+        .checked_add(4)
 }
 
 fn read_array(buf: &[u8], elem: &DataType, origin: &str) -> Result<Vec<Datum>> {
@@ -1146,7 +1159,10 @@ fn read_array(buf: &[u8], elem: &DataType, origin: &str) -> Result<Vec<Datum>> {
     let header = array_header_size(n);
     let end = header.and_then(|h| n.checked_mul(width)?.checked_add(h));
     let (Some(header), Some(end)) = (header, end) else {
-        return Err(corrupt(origin, format!("binary array size {n} is too large")));
+        return Err(corrupt(
+            origin,
+            format!("binary array size {n} is too large"),
+        ));
     };
     if end > buf.len() {
         return Err(corrupt(
@@ -1187,11 +1203,7 @@ fn read_map(
     if keys.len() != values.len() {
         return Err(corrupt(
             origin,
-            format!(
-                "map has {} keys but {} values",
-                keys.len(),
-                values.len()
-            ),
+            format!("map has {} keys but {} values", keys.len(), values.len()),
         ));
     }
     Ok(keys.into_iter().zip(values).collect())

@@ -160,10 +160,7 @@ impl DataFileMeta {
             min_key: BinaryRow::from_serialized_shared(rec.bytes("_MIN_KEY")?, origin.clone())?,
             max_key: BinaryRow::from_serialized_shared(rec.bytes("_MAX_KEY")?, origin.clone())?,
             key_stats: SimpleStats::decode(&rec.record("_KEY_STATS", "_KEY_STATS")?, origin)?,
-            value_stats: SimpleStats::decode(
-                &rec.record("_VALUE_STATS", "_VALUE_STATS")?,
-                origin,
-            )?,
+            value_stats: SimpleStats::decode(&rec.record("_VALUE_STATS", "_VALUE_STATS")?, origin)?,
             min_sequence_number: rec.long("_MIN_SEQUENCE_NUMBER")?,
             max_sequence_number: rec.long("_MAX_SEQUENCE_NUMBER")?,
             schema_id: rec.long("_SCHEMA_ID")?,

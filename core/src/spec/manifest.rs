@@ -137,7 +137,10 @@ pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
         .enumerate()
         .map(|(i, fields)| {
             let what = format!("manifest entry {i}");
-            ManifestEntry::decode(&Rec::new(fields, path, AVRO_MANIFEST_FORMAT, &what), &origin)
+            ManifestEntry::decode(
+                &Rec::new(fields, path, AVRO_MANIFEST_FORMAT, &what),
+                &origin,
+            )
         })
         .collect()
 }
@@ -152,7 +155,9 @@ pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
 /// # Errors
 /// [`Error::Corrupt`](crate::Error::Corrupt) naming the manifest of the offending entry (the
 /// origin of its partition row) when an ADD repeats an identity already present.
-pub fn merge_entries(entries: impl IntoIterator<Item = ManifestEntry>) -> Result<Vec<ManifestEntry>> {
+pub fn merge_entries(
+    entries: impl IntoIterator<Item = ManifestEntry>,
+) -> Result<Vec<ManifestEntry>> {
     let mut slots: Vec<Option<ManifestEntry>> = Vec::new();
     let mut index: BTreeMap<FileIdentifier, usize> = BTreeMap::new();
     for entry in entries {

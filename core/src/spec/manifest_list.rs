@@ -90,7 +90,10 @@ pub fn decode_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFile
         .enumerate()
         .map(|(i, fields)| {
             let what = format!("manifest file meta {i}");
-            ManifestFileMeta::decode(&Rec::new(fields, path, AVRO_MANIFEST_FORMAT, &what), &origin)
+            ManifestFileMeta::decode(
+                &Rec::new(fields, path, AVRO_MANIFEST_FORMAT, &what),
+                &origin,
+            )
         })
         .collect()
 }

@@ -63,23 +63,24 @@ fn java_is_whitespace(c: char) -> bool {
 fn needs_escaping(c: char) -> bool {
     matches!(
         c,
-        '\u{0}'..='\u{1F}'
-            | '"'
-            | '#'
-            | '%'
-            | '\''
-            | '*'
-            | '/'
-            | ':'
-            | '='
-            | '?'
-            | '\\'
-            | '\u{7F}'
-            | '{'
-            | '}'
-            | '['
-            | ']'
-            | '^'
+        '\u{0}'
+            ..='\u{1F}'
+                | '"'
+                | '#'
+                | '%'
+                | '\''
+                | '*'
+                | '/'
+                | ':'
+                | '='
+                | '?'
+                | '\\'
+                | '\u{7F}'
+                | '{'
+                | '}'
+                | '['
+                | ']'
+                | '^'
     )
 }
 
@@ -166,7 +167,10 @@ pub fn bucket_dir_name(bucket: i32) -> String {
 /// `data_root` is the table root, or `<table root>/<data-file.path-directory>`; `""` gives a
 /// path relative to it. `partition_path` is as returned by [`partition_path`].
 pub fn bucket_path(data_root: &str, partition_path: &str, bucket: i32) -> String {
-    join(data_root, &format!("{partition_path}{}", bucket_dir_name(bucket)))
+    join(
+        data_root,
+        &format!("{partition_path}{}", bucket_dir_name(bucket)),
+    )
 }
 
 /// Path of a data file: its external path if set, else `<bucket path>/<file name>`.
@@ -264,10 +268,7 @@ mod tests {
 
     #[test]
     fn paths() {
-        let keys = vec![
-            field(0, "dt", string()),
-            field(1, "hr", TypeKind::Int),
-        ];
+        let keys = vec![field(0, "dt", string()), field(1, "hr", TypeKind::Int)];
         let types: Vec<_> = keys.iter().map(|f| f.data_type.clone()).collect();
         let naming = PartitionNaming::default();
         let row = BinaryRow::encode(
@@ -275,23 +276,37 @@ mod tests {
             &types,
         )
         .unwrap();
-        assert_eq!(partition_path(&keys, &row, &naming).unwrap(), "dt=2024-01-01/hr=13/");
+        assert_eq!(
+            partition_path(&keys, &row, &naming).unwrap(),
+            "dt=2024-01-01/hr=13/"
+        );
         assert_eq!(render_partition(&keys, &row).unwrap(), "{2024-01-01, 13}");
         assert_eq!(
             render_partition_pypaimon(&keys, &row).unwrap().unwrap(),
             "dt=2024-01-01/hr=13"
         );
-        for blank in [Datum::Null, Datum::String("".into()), Datum::String(" \t".into())] {
+        for blank in [
+            Datum::Null,
+            Datum::String("".into()),
+            Datum::String(" \t".into()),
+        ] {
             let row = BinaryRow::encode(&[blank, Datum::Null], &types).unwrap();
             assert_eq!(
                 partition_path(&keys, &row, &naming).unwrap(),
                 "dt=__DEFAULT_PARTITION__/hr=__DEFAULT_PARTITION__/"
             );
         }
-        let row = BinaryRow::encode(&[Datum::String("a/b".into()), Datum::Int(-1)], &types).unwrap();
-        assert_eq!(partition_path(&keys, &row, &naming).unwrap(), "dt=a%2Fb/hr=-1/");
+        let row =
+            BinaryRow::encode(&[Datum::String("a/b".into()), Datum::Int(-1)], &types).unwrap();
+        assert_eq!(
+            partition_path(&keys, &row, &naming).unwrap(),
+            "dt=a%2Fb/hr=-1/"
+        );
         assert_eq!(bucket_path("", "dt=x/", 3), "dt=x/bucket-3");
-        assert_eq!(bucket_path("root", "", POSTPONE_BUCKET), "root/bucket-postpone");
+        assert_eq!(
+            bucket_path("root", "", POSTPONE_BUCKET),
+            "root/bucket-postpone"
+        );
         assert_eq!(
             partition_path(&[], &BinaryRow::empty(), &naming).unwrap(),
             ""

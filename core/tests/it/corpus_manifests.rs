@@ -160,7 +160,12 @@ fn every_manifest_family_file_decodes() {
             if name.starts_with("manifest-list-") {
                 let metas = decode_manifest_list(&bytes, &name)
                     .unwrap_or_else(|e| panic!("{}/{name}: {e}", table.name));
-                assert!(!metas.is_empty() || bytes.len() > 0);
+                for m in &metas {
+                    let size = std::fs::metadata(table.manifest(&m.file_name))
+                        .unwrap()
+                        .len();
+                    assert_eq!(size as i64, m.file_size, "{}", m.file_name);
+                }
                 *counts.entry("list").or_default() += 1;
             } else if name.starts_with("index-manifest-") {
                 let entries = decode_index_manifest(&bytes, &name)
@@ -191,7 +196,10 @@ fn every_manifest_family_file_decodes() {
     }
     // The spec audit counted 229 manifest lists in the corpus.
     assert_eq!(counts["list"], 229, "{counts:?}");
-    assert!(counts["manifest"] > 100 && counts["index"] >= 5, "{counts:?}");
+    assert!(
+        counts["manifest"] > 100 && counts["index"] >= 5,
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -324,7 +332,10 @@ fn corrupt_avro_names_the_file() {
         .iter()
         .find(|n| n.starts_with("manifest-") && !n.starts_with("manifest-list-"))
         .unwrap();
-    let list = files.iter().find(|n| n.starts_with("manifest-list-")).unwrap();
+    let list = files
+        .iter()
+        .find(|n| n.starts_with("manifest-list-"))
+        .unwrap();
     for (is_list, name, bytes) in [
         (false, manifest, read(&table.join(manifest))),
         (true, list, read(&table.join(list))),

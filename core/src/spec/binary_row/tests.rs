@@ -11,7 +11,9 @@ fn n(kind: TypeKind) -> DataType {
 }
 
 fn string() -> DataType {
-    n(TypeKind::VarChar { length: i32::MAX as u32 })
+    n(TypeKind::VarChar {
+        length: i32::MAX as u32,
+    })
 }
 
 fn hexs(s: &str) -> Vec<u8> {
@@ -53,10 +55,13 @@ fn spec_vectors() {
         BinaryRow::EMPTY_SERIALIZED.to_vec()
     );
     assert!(
-        BinaryRow::from_serialized(&hexs("00000002 0002000000000000 6100000000000081 0000000000000000"), "x")
-            .unwrap()
-            .is_null_at(1)
-            .unwrap()
+        BinaryRow::from_serialized(
+            &hexs("00000002 0002000000000000 6100000000000081 0000000000000000"),
+            "x"
+        )
+        .unwrap()
+        .is_null_at(1)
+        .unwrap()
     );
 }
 
@@ -104,7 +109,10 @@ fn all_types() -> (Vec<DataType>, Vec<Datum>) {
         n(TypeKind::Timestamp { precision: 9 }),
         n(TypeKind::LocalZonedTimestamp { precision: 6 }),
         n(TypeKind::Array(Box::new(string()))),
-        n(TypeKind::Map(Box::new(nn(TypeKind::VarChar { length: 10 })), Box::new(n(TypeKind::BigInt)))),
+        n(TypeKind::Map(
+            Box::new(nn(TypeKind::VarChar { length: 10 })),
+            Box::new(n(TypeKind::BigInt)),
+        )),
         row_ty,
         n(TypeKind::Decimal {
             precision: 20,
@@ -131,7 +139,7 @@ fn all_types() -> (Vec<DataType>, Vec<Datum>) {
             scale: 2,
         },
         Datum::Decimal {
-            unscaled: -99_999_999_999_999_999_999_999_999_999_999_999_99,
+            unscaled: -(10i128.pow(38) - 1),
             precision: 38,
             scale: 10,
         },
@@ -199,7 +207,13 @@ fn round_trip_all_types() {
     // Null non-compact decimal / timestamp reserve var bytes (Java RowHelper behaviour):
     // the slot holds an offset with length 0.
     let w = null_bits_size_in_bytes(types.len());
-    let slot = |i: usize| u64::from_le_bytes(row.row_bytes()[w + 8 * i..w + 8 * i + 8].try_into().unwrap());
+    let slot = |i: usize| {
+        u64::from_le_bytes(
+            row.row_bytes()[w + 8 * i..w + 8 * i + 8]
+                .try_into()
+                .unwrap(),
+        )
+    };
     assert_ne!(slot(22) >> 32, 0);
     assert_eq!(slot(22) & 0xffff_ffff, 0);
     assert_ne!(slot(23) >> 32, 0);
@@ -305,15 +319,35 @@ fn java_renderings() {
     assert_eq!(format_time(45_296_789, 3), "12:34:56.789");
     assert_eq!(format_time(45_296_000, 3), "12:34:56.0");
     assert_eq!(format_time(45_296_000, 0), "12:34:56");
-    assert_eq!(format_timestamp(1_704_164_645_123, 456_000, 6), "2024-01-02 03:04:05.123456");
-    assert_eq!(format_timestamp(1_704_164_645_000, 0, 3), "2024-01-02 03:04:05.000");
-    assert_eq!(format_timestamp(1_704_164_645_000, 0, 0), "2024-01-02 03:04:05");
-    assert_eq!(format_local_date_time(1_704_164_640_000, 0), "2024-01-02T03:04");
-    assert_eq!(format_local_date_time(1_704_164_645_100, 0), "2024-01-02T03:04:05.100");
-    assert_eq!(format_local_date_time(1_704_164_645_100, 1), "2024-01-02T03:04:05.100000001");
+    assert_eq!(
+        format_timestamp(1_704_164_645_123, 456_000, 6),
+        "2024-01-02 03:04:05.123456"
+    );
+    assert_eq!(
+        format_timestamp(1_704_164_645_000, 0, 3),
+        "2024-01-02 03:04:05.000"
+    );
+    assert_eq!(
+        format_timestamp(1_704_164_645_000, 0, 0),
+        "2024-01-02 03:04:05"
+    );
+    assert_eq!(
+        format_local_date_time(1_704_164_640_000, 0),
+        "2024-01-02T03:04"
+    );
+    assert_eq!(
+        format_local_date_time(1_704_164_645_100, 0),
+        "2024-01-02T03:04:05.100"
+    );
+    assert_eq!(
+        format_local_date_time(1_704_164_645_100, 1),
+        "2024-01-02T03:04:05.100000001"
+    );
     assert_eq!(Datum::Date(19724).to_string(), "19724");
     assert_eq!(
-        Datum::Date(19724).cast_to_string(&n(TypeKind::Date)).unwrap(),
+        Datum::Date(19724)
+            .cast_to_string(&n(TypeKind::Date))
+            .unwrap(),
         "2024-01-02"
     );
     assert!(Datum::Null.cast_to_string(&n(TypeKind::Int)).is_none());
