@@ -1,0 +1,4 @@
+//! Data evolution: row-id ranges, blob bunches and the blob fallback across sequence layers.
+
+pub mod blob_fallback;
+pub mod row_range;
