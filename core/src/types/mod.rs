@@ -430,6 +430,8 @@ fn primitive_cast_allowed(from: &ArrowType, to: &ArrowType) -> bool {
             && (matches!(to, ArrowType::Timestamp(..)) || is_date(to) || is_time(to)))
         || (is_date(from) && matches!(to, ArrowType::Timestamp(..) | ArrowType::Date32))
         || (is_time(from) && is_time(to))
+        // ORC has no TIME type: pyarrow and Java write TIME as INT (milliseconds of the day).
+        || (matches!(from, ArrowType::Int32) && matches!(to, ArrowType::Time32(TimeUnit::Millisecond)))
 }
 
 fn cast_struct(array: &ArrayRef, to_fields: &Fields, by_position: bool) -> CastResult {
