@@ -9,6 +9,8 @@
 //! * [`io`]: the IO boundary (requests, answers, machines, an in-memory store).
 //! * [`spec`]: table metadata (snapshot, schema, data types, manifests, data file meta,
 //!   binary rows, options).
+//! * [`predicate`]: the `--where` filter: parsing, binding, partition/stats pruning, row
+//!   filtering.
 
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -17,6 +19,7 @@ pub mod error;
 pub mod evolution;
 pub mod format;
 pub mod io;
+pub mod predicate;
 pub mod spec;
 pub mod types;
 pub mod util;

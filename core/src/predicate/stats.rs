@@ -1,0 +1,237 @@
+//! Pruning on partition values and min/max/null-count statistics, and scalar evaluation.
+
+use std::cmp::Ordering;
+
+use super::{minmax_prunable, BoundLeaf, CmpOp, Node, Test, Value};
+use crate::spec::{DataField, DataType, TypeKind};
+
+/// Statistics of one column of one data file, as stored in its `_VALUE_STATS` or
+/// `_KEY_STATS`, with the field id and type under which the *file* was written.
+///
+/// Source: Java `org.apache.paimon.stats.SimpleStats` (one column of it) and
+/// `SimpleStatsEvolution`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnStats {
+    /// Field id of the column in the file's schema.
+    pub field_id: i32,
+    /// Type of the column in the file's schema (nullability is ignored).
+    pub data_type: DataType,
+    /// Minimum non-null value; `None` = unknown (or every value is null).
+    pub min: Option<Value>,
+    /// Maximum non-null value; `None` = unknown (or every value is null).
+    pub max: Option<Value>,
+    /// Number of nulls; `None` = unknown.
+    pub null_count: Option<i64>,
+}
+
+fn same_type(a: &DataType, b: &DataType) -> bool {
+    a.kind == b.kind
+}
+
+fn lookup<'a>(leaf: &BoundLeaf, columns: &'a [ColumnStats]) -> Option<&'a ColumnStats> {
+    columns.iter().find(|c| {
+        c.field_id == leaf.field.id && same_type(&c.data_type, &leaf.field.data_type)
+    })
+}
+
+pub(super) fn stats_may_match(node: &Node, row_count: i64, columns: &[ColumnStats]) -> bool {
+    match node {
+        Node::And(c) => c.iter().all(|n| stats_may_match(n, row_count, columns)),
+        Node::Or(c) => c.iter().any(|n| stats_may_match(n, row_count, columns)),
+        Node::Leaf(leaf) => match lookup(leaf, columns) {
+            Some(s) => leaf_may_match(leaf, row_count, s),
+            None => true,
+        },
+    }
+}
+
+fn is_float(kind: &TypeKind) -> bool {
+    matches!(kind, TypeKind::Float | TypeKind::Double)
+}
+
+/// NaN or a zero of either sign.
+fn float_unsafe(v: &Value) -> bool {
+    match v {
+        Value::Float(f) => f.is_nan() || *f == 0.0,
+        Value::Double(f) => f.is_nan() || *f == 0.0,
+        _ => false,
+    }
+}
+
+fn leaf_may_match(leaf: &BoundLeaf, row_count: i64, s: &ColumnStats) -> bool {
+    let kind = &leaf.field.data_type.kind;
+    if matches!(kind, TypeKind::Blob) {
+        // `.blob` files report a null count of 0 even when they hold nulls.
+        return true;
+    }
+    let all_null = s.null_count.is_some_and(|n| n == row_count);
+    let no_null = s.null_count == Some(0);
+    match &leaf.test {
+        Test::IsNull => return !no_null,
+        Test::IsNotNull => return !all_null,
+        Test::Unknown => return false,
+        Test::IfNotNull(b) => return *b && !all_null,
+        Test::NotIn { has_null: true, .. } => return false,
+        Test::In {
+            values,
+            has_null: _,
+        } if values.is_empty() => return false,
+        Test::Cmp(..) | Test::In { .. } | Test::NotIn { .. } => {}
+    }
+    if all_null {
+        return false;
+    }
+    if !minmax_prunable(&leaf.field.data_type) {
+        return true;
+    }
+    let (Some(min), Some(max)) = (&s.min, &s.max) else {
+        return true;
+    };
+    let float = is_float(kind);
+    if float && (float_unsafe(min) || float_unsafe(max)) {
+        return true;
+    }
+    // `Some(false)` only when the bounds prove that no value matches.
+    let between = |v: &Value| -> Option<bool> {
+        Some(min.compare(v)? != Ordering::Greater && max.compare(v)? != Ordering::Less)
+    };
+    let verdict = match &leaf.test {
+        Test::Cmp(op, v) => {
+            if float && (float_unsafe(v) || !matches!(op, CmpOp::Eq | CmpOp::Lt | CmpOp::LtEq)) {
+                return true;
+            }
+            match op {
+                CmpOp::Eq => between(v),
+                CmpOp::NotEq => (|| {
+                    Some(min.compare(v)? != Ordering::Equal || max.compare(v)? != Ordering::Equal)
+                })(),
+                CmpOp::Lt => min.compare(v).map(|o| o == Ordering::Less),
+                CmpOp::LtEq => min.compare(v).map(|o| o != Ordering::Greater),
+                CmpOp::Gt => max.compare(v).map(|o| o == Ordering::Greater),
+                CmpOp::GtEq => max.compare(v).map(|o| o != Ordering::Less),
+            }
+        }
+        Test::In { values, .. } => {
+            if float && values.iter().any(float_unsafe) {
+                return true;
+            }
+            let mut any = Some(false);
+            for v in values {
+                match between(v) {
+                    Some(true) | None => {
+                        any = Some(true);
+                        break;
+                    }
+                    Some(false) => {}
+                }
+            }
+            any
+        }
+        Test::NotIn { values, .. } => {
+            if float {
+                return true;
+            }
+            // Cannot match only when every value equals one listed value.
+            (|| {
+                let single = min.compare(max)? == Ordering::Equal;
+                Some(!(single && values.iter().any(|v| min.compare(v) == Some(Ordering::Equal))))
+            })()
+        }
+        _ => Some(true),
+    };
+    verdict.unwrap_or(true)
+}
+
+pub(super) fn partition_may_match(
+    node: &Node,
+    values: &[Option<Value>],
+    fields: &[DataField],
+) -> bool {
+    match node {
+        Node::And(c) => c.iter().all(|n| partition_may_match(n, values, fields)),
+        Node::Or(c) => c.iter().any(|n| partition_may_match(n, values, fields)),
+        Node::Leaf(leaf) => {
+            let pos = fields.iter().position(|f| {
+                f.id == leaf.field.id && same_type(&f.data_type, &leaf.field.data_type)
+            });
+            let Some(value) = pos.and_then(|i| values.get(i)) else {
+                return true;
+            };
+            // A value of another variant than the literals cannot be compared: keep.
+            if let Some(v) = value
+                && !literals_comparable(&leaf.test, v)
+            {
+                return true;
+            }
+            eval_leaf(leaf, value.as_ref()) == Some(true)
+        }
+    }
+}
+
+fn literals_comparable(test: &Test, v: &Value) -> bool {
+    match test {
+        Test::Cmp(_, lit) => v.compare(lit).is_some(),
+        Test::In { values, .. } | Test::NotIn { values, .. } => {
+            values.iter().all(|lit| v.compare(lit).is_some())
+        }
+        Test::IsNull | Test::IsNotNull | Test::IfNotNull(_) | Test::Unknown => true,
+    }
+}
+
+/// Three-valued evaluation of a leaf on one value. For a non-null value of another variant
+/// than the literals, the comparison is `None` (unknown) and so the leaf is not true.
+pub(super) fn eval_leaf(leaf: &BoundLeaf, value: Option<&Value>) -> Option<bool> {
+    match &leaf.test {
+        Test::IsNull => Some(value.is_none()),
+        Test::IsNotNull => Some(value.is_some()),
+        Test::Unknown => None,
+        Test::IfNotNull(b) => value.map(|_| *b),
+        Test::Cmp(op, lit) => Some(op.test(value?.compare(lit)?)),
+        Test::In { values, has_null } => {
+            let v = value?;
+            for lit in values {
+                if v.compare(lit)? == Ordering::Equal {
+                    return Some(true);
+                }
+            }
+            if *has_null { None } else { Some(false) }
+        }
+        Test::NotIn { values, has_null } => {
+            let v = value?;
+            for lit in values {
+                if v.compare(lit)? == Ordering::Equal {
+                    return Some(false);
+                }
+            }
+            if *has_null { None } else { Some(true) }
+        }
+    }
+}
+
+pub(super) fn eval_row<'a>(node: &Node, get: &dyn Fn(i32) -> Option<&'a Value>) -> Option<bool> {
+    match node {
+        Node::Leaf(leaf) => eval_leaf(leaf, get(leaf.field.id)),
+        Node::And(c) => {
+            let mut out = Some(true);
+            for n in c {
+                match eval_row(n, get) {
+                    Some(false) => return Some(false),
+                    None => out = None,
+                    Some(true) => {}
+                }
+            }
+            out
+        }
+        Node::Or(c) => {
+            let mut out = Some(false);
+            for n in c {
+                match eval_row(n, get) {
+                    Some(true) => return Some(true),
+                    None => out = None,
+                    Some(false) => {}
+                }
+            }
+            out
+        }
+    }
+}
