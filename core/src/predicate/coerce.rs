@@ -171,7 +171,10 @@ fn type_name(kind: &TypeKind) -> String {
 
 /// Coerces `lit` to a value of `kind`; `Err(reason)` when the literal has no meaning for the
 /// type.
-pub(crate) fn coerce(lit: &Literal, kind: &TypeKind) -> std::result::Result<Coerced<Value>, String> {
+pub(crate) fn coerce(
+    lit: &Literal,
+    kind: &TypeKind,
+) -> std::result::Result<Coerced<Value>, String> {
     if *lit == Literal::Null {
         return Ok(Coerced::Null);
     }
@@ -244,9 +247,7 @@ pub(crate) fn coerce(lit: &Literal, kind: &TypeKind) -> std::result::Result<Coer
         }
         TypeKind::Decimal { precision, scale } => {
             let dec = number_of(lit)?;
-            let max = 10i128
-                .checked_pow(*precision)
-                .map_or(i128::MAX, |p| p - 1);
+            let max = 10i128.checked_pow(*precision).map_or(i128::MAX, |p| p - 1);
             let c = match dec.floor_at_scale(*scale) {
                 Floor::Below => Coerced::BelowAll,
                 Floor::Above => Coerced::Between(max),
@@ -375,14 +376,18 @@ impl Decimal {
             return Floor::Value(0, true);
         }
         if shift >= 0 {
-            let factor = u32::try_from(shift).ok().and_then(|s| 10i128.checked_pow(s));
+            let factor = u32::try_from(shift)
+                .ok()
+                .and_then(|s| 10i128.checked_pow(s));
             match factor.and_then(|f| self.mantissa.checked_mul(f)) {
                 Some(v) => Floor::Value(v, true),
                 None if self.mantissa > 0 => Floor::Above,
                 None => Floor::Below,
             }
         } else {
-            let divisor = u32::try_from(-shift).ok().and_then(|s| 10i128.checked_pow(s));
+            let divisor = u32::try_from(-shift)
+                .ok()
+                .and_then(|s| 10i128.checked_pow(s));
             match divisor {
                 Some(d) => Floor::Value(
                     self.mantissa.div_euclid(d),
@@ -469,7 +474,8 @@ fn fixed_digits(s: &str, what: &str) -> std::result::Result<u32, String> {
 /// `yyyy-mm-dd` (year 0..=9999, month and day 1 or 2 digits) to days since 1970-01-01.
 pub(crate) fn parse_date(s: &str) -> std::result::Result<i32, String> {
     let mut parts = s.split('-');
-    let (Some(y), Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(y), Some(m), Some(d), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(format!("'{s}' is not yyyy-mm-dd"));
     };
@@ -531,7 +537,10 @@ pub(crate) fn parse_time_nanos(s: &str) -> std::result::Result<i64, String> {
 /// `yyyy-mm-dd[( |T)hh:mm[:ss[.fffffffff]]]`.
 pub(crate) fn parse_timestamp(s: &str) -> std::result::Result<Timestamp, String> {
     let (date, time) = match s.find([' ', 'T']) {
-        Some(i) => (s.get(..i).unwrap_or(""), Some(s.get(i + 1..).unwrap_or("").trim_start())),
+        Some(i) => (
+            s.get(..i).unwrap_or(""),
+            Some(s.get(i + 1..).unwrap_or("").trim_start()),
+        ),
         None => (s, None),
     };
     let days = parse_date(date)?;

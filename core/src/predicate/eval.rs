@@ -82,7 +82,9 @@ fn eval_leaf(leaf: &BoundLeaf, batch: &RecordBatch) -> Result<BooleanArray> {
         Test::Cmp(op, v) => {
             let lit = to_arrow(v, &leaf.field.data_type.kind, column.data_type(), name)?;
             match rewrite(*op, lit) {
-                Rewritten::Cmp(op, arr) => compare(column, op, arr).map_err(|e| Error::arrow(ctx(), e))?,
+                Rewritten::Cmp(op, arr) => {
+                    compare(column, op, arr).map_err(|e| Error::arrow(ctx(), e))?
+                }
                 Rewritten::IfNotNull(b) => if_not_null(column, b),
                 Rewritten::Unknown => BooleanArray::new_null(len),
             }
@@ -177,10 +179,18 @@ fn int_array(v: i128, dt: &ArrowType) -> Option<Coerced<ArrayRef>> {
         Some(c.map(|n| Arc::new(PrimitiveArray::<T>::from_iter_values([n])) as ArrayRef))
     }
     match dt {
-        ArrowType::Int8 => mk::<Int8Type>(v, i8::MIN.into(), i8::MAX.into(), |x| i8::try_from(x).ok()),
-        ArrowType::Int16 => mk::<Int16Type>(v, i16::MIN.into(), i16::MAX.into(), |x| i16::try_from(x).ok()),
-        ArrowType::Int32 => mk::<Int32Type>(v, i32::MIN.into(), i32::MAX.into(), |x| i32::try_from(x).ok()),
-        ArrowType::Int64 => mk::<Int64Type>(v, i64::MIN.into(), i64::MAX.into(), |x| i64::try_from(x).ok()),
+        ArrowType::Int8 => {
+            mk::<Int8Type>(v, i8::MIN.into(), i8::MAX.into(), |x| i8::try_from(x).ok())
+        }
+        ArrowType::Int16 => mk::<Int16Type>(v, i16::MIN.into(), i16::MAX.into(), |x| {
+            i16::try_from(x).ok()
+        }),
+        ArrowType::Int32 => mk::<Int32Type>(v, i32::MIN.into(), i32::MAX.into(), |x| {
+            i32::try_from(x).ok()
+        }),
+        ArrowType::Int64 => mk::<Int64Type>(v, i64::MIN.into(), i64::MAX.into(), |x| {
+            i64::try_from(x).ok()
+        }),
         ArrowType::UInt8 => mk::<UInt8Type>(v, 0, u8::MAX.into(), |x| u8::try_from(x).ok()),
         ArrowType::UInt16 => mk::<UInt16Type>(v, 0, u16::MAX.into(), |x| u16::try_from(x).ok()),
         ArrowType::UInt32 => mk::<UInt32Type>(v, 0, u32::MAX.into(), |x| u32::try_from(x).ok()),
@@ -276,23 +286,26 @@ fn to_arrow(v: &Value, kind: &TypeKind, dt: &ArrowType, name: &str) -> Result<Co
             arr(Arc::new(a))
         }
         (Value::Date(d), ArrowType::Date32) => arr(Arc::new(Date32Array::from(vec![*d]))),
-        (Value::Date(d), ArrowType::Date64) => {
-            arr(Arc::new(Date64Array::from(vec![i64::from(*d) * 86_400_000])))
-        }
+        (Value::Date(d), ArrowType::Date64) => arr(Arc::new(Date64Array::from(vec![
+            i64::from(*d) * 86_400_000,
+        ]))),
         (Value::Time(ms), ArrowType::Time32(TimeUnit::Millisecond)) => {
             arr(Arc::new(Time32MillisecondArray::from(vec![*ms])))
         }
         (Value::Time(ms), ArrowType::Time32(TimeUnit::Second)) => {
-            Ok(floor_div(i128::from(*ms), 1000).map(|s| {
-                Arc::new(Time32SecondArray::from(vec![s as i32])) as ArrayRef
-            }))
+            Ok(floor_div(i128::from(*ms), 1000)
+                .map(|s| Arc::new(Time32SecondArray::from(vec![s as i32])) as ArrayRef))
         }
-        (Value::Time(ms), ArrowType::Time64(TimeUnit::Microsecond)) => arr(Arc::new(
-            Time64MicrosecondArray::from(vec![i64::from(*ms) * 1000]),
-        )),
-        (Value::Time(ms), ArrowType::Time64(TimeUnit::Nanosecond)) => arr(Arc::new(
-            Time64NanosecondArray::from(vec![i64::from(*ms) * 1_000_000]),
-        )),
+        (Value::Time(ms), ArrowType::Time64(TimeUnit::Microsecond)) => {
+            arr(Arc::new(Time64MicrosecondArray::from(vec![
+                i64::from(*ms) * 1000,
+            ])))
+        }
+        (Value::Time(ms), ArrowType::Time64(TimeUnit::Nanosecond)) => {
+            arr(Arc::new(Time64NanosecondArray::from(vec![
+                i64::from(*ms) * 1_000_000,
+            ])))
+        }
         (Value::Timestamp(t), ArrowType::Timestamp(unit, tz)) => {
             let c = then_clamp(
                 floor_div(t.epoch_nanos(), time_unit_nanos(unit)),

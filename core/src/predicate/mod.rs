@@ -524,9 +524,15 @@ enum Test {
     /// Unknown for every row (`x = NULL`).
     Unknown,
     /// `x IN (values [, NULL])`.
-    In { values: Vec<Value>, has_null: bool },
+    In {
+        values: Vec<Value>,
+        has_null: bool,
+    },
     /// `x NOT IN (values [, NULL])`.
-    NotIn { values: Vec<Value>, has_null: bool },
+    NotIn {
+        values: Vec<Value>,
+        has_null: bool,
+    },
 }
 
 impl Node {
@@ -800,7 +806,9 @@ impl fmt::Display for Node {
                     Test::IsNull => f.write_str(" IS NULL"),
                     Test::IsNotNull => f.write_str(" IS NOT NULL"),
                     Test::Cmp(op, v) => write!(f, " {} {v}", op.symbol()),
-                    Test::IfNotNull(b) => write!(f, " IS NOT NULL AND {}", if *b { "TRUE" } else { "FALSE" }),
+                    Test::IfNotNull(b) => {
+                        write!(f, " IS NOT NULL AND {}", if *b { "TRUE" } else { "FALSE" })
+                    }
                     Test::Unknown => f.write_str(" = NULL"),
                     Test::In { values, has_null } => {
                         f.write_str(" IN ")?;

@@ -241,7 +241,9 @@ impl Lexer<'_> {
                     }
                 }
             }
-            c if c.is_ascii_digit() || (c == '.' && self.peek2().is_some_and(|d| d.is_ascii_digit())) => {
+            c if c.is_ascii_digit()
+                || (c == '.' && self.peek2().is_some_and(|d| d.is_ascii_digit())) =>
+            {
                 let int_digits = self.digits();
                 if self.peek() == Some('.') {
                     self.bump();
@@ -261,7 +263,12 @@ impl Lexer<'_> {
                         return Err(self.err(
                             save,
                             "exponent digits after 'e'",
-                            self.text.get(save..).unwrap_or_default().chars().take(8).collect::<String>(),
+                            self.text
+                                .get(save..)
+                                .unwrap_or_default()
+                                .chars()
+                                .take(8)
+                                .collect::<String>(),
                         ));
                     }
                 }
@@ -273,7 +280,12 @@ impl Lexer<'_> {
                         format!("'{}'", self.peek().unwrap_or(' ')),
                     ));
                 }
-                Tok::Num(self.text.get(start..self.pos).unwrap_or_default().to_string())
+                Tok::Num(
+                    self.text
+                        .get(start..self.pos)
+                        .unwrap_or_default()
+                        .to_string(),
+                )
             }
             c if c.is_alphabetic() || c == '_' => {
                 while self
@@ -282,7 +294,12 @@ impl Lexer<'_> {
                 {
                     self.bump();
                 }
-                Tok::Word(self.text.get(start..self.pos).unwrap_or_default().to_string())
+                Tok::Word(
+                    self.text
+                        .get(start..self.pos)
+                        .unwrap_or_default()
+                        .to_string(),
+                )
             }
             other => {
                 return Err(self.err(
@@ -513,10 +530,7 @@ impl Parser<'_> {
             Tok::Word(w) if w.eq_ignore_ascii_case("IS") => {
                 self.advance();
                 let negated = self.eat_kw("NOT");
-                self.expect_kw(
-                    "NULL",
-                    if negated { "NULL" } else { "NULL or NOT NULL" },
-                )?;
+                self.expect_kw("NULL", if negated { "NULL" } else { "NULL or NOT NULL" })?;
                 Ok(leaf(if negated {
                     LeafOp::IsNotNull
                 } else {

@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::{minmax_prunable, BoundLeaf, CmpOp, Node, Test, Value};
+use super::{BoundLeaf, CmpOp, Node, Test, Value, minmax_prunable};
 use crate::spec::{DataField, DataType, TypeKind};
 
 /// Statistics of one column of one data file, as stored in its `_VALUE_STATS` or
@@ -29,19 +29,30 @@ fn same_type(a: &DataType, b: &DataType) -> bool {
 }
 
 fn lookup<'a>(leaf: &BoundLeaf, columns: &'a [ColumnStats]) -> Option<&'a ColumnStats> {
-    columns.iter().find(|c| {
-        c.field_id == leaf.field.id && same_type(&c.data_type, &leaf.field.data_type)
-    })
+    columns
+        .iter()
+        .find(|c| c.field_id == leaf.field.id && same_type(&c.data_type, &leaf.field.data_type))
 }
 
 pub(super) fn stats_may_match(node: &Node, row_count: i64, columns: &[ColumnStats]) -> bool {
     match node {
         Node::And(c) => c.iter().all(|n| stats_may_match(n, row_count, columns)),
         Node::Or(c) => c.iter().any(|n| stats_may_match(n, row_count, columns)),
+        Node::Leaf(leaf) if never_true(&leaf.test) => false,
         Node::Leaf(leaf) => match lookup(leaf, columns) {
             Some(s) => leaf_may_match(leaf, row_count, s),
             None => true,
         },
+    }
+}
+
+/// Tests that are true for no value at all (`x = NULL`, `x NOT IN (.., NULL)`, `x = 2.5` on an
+/// INT column, `x IN ()`).
+fn never_true(test: &Test) -> bool {
+    match test {
+        Test::Unknown | Test::IfNotNull(false) | Test::NotIn { has_null: true, .. } => true,
+        Test::In { values, .. } => values.is_empty(),
+        _ => false,
     }
 }
 
@@ -134,7 +145,12 @@ fn leaf_may_match(leaf: &BoundLeaf, row_count: i64, s: &ColumnStats) -> bool {
             // Cannot match only when every value equals one listed value.
             (|| {
                 let single = min.compare(max)? == Ordering::Equal;
-                Some(!(single && values.iter().any(|v| min.compare(v) == Some(Ordering::Equal))))
+                Some(
+                    !(single
+                        && values
+                            .iter()
+                            .any(|v| min.compare(v) == Some(Ordering::Equal))),
+                )
             })()
         }
         _ => Some(true),
@@ -150,6 +166,7 @@ pub(super) fn partition_may_match(
     match node {
         Node::And(c) => c.iter().all(|n| partition_may_match(n, values, fields)),
         Node::Or(c) => c.iter().any(|n| partition_may_match(n, values, fields)),
+        Node::Leaf(leaf) if never_true(&leaf.test) => false,
         Node::Leaf(leaf) => {
             let pos = fields.iter().position(|f| {
                 f.id == leaf.field.id && same_type(&f.data_type, &leaf.field.data_type)
