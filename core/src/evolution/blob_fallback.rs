@@ -46,6 +46,7 @@ use crate::format::blob::{
     PlaceholderPolicy, read_blob_index, read_blob_rows,
 };
 use crate::io::Io;
+use crate::spec::DataFileMeta;
 
 /// `_SEQUENCE_NUMBER` reported for rows that are a placeholder in every layer.
 pub const ALL_PLACEHOLDER_SEQUENCE_NUMBER: i64 = -1;
@@ -72,6 +73,29 @@ pub struct BlobFileRef {
 }
 
 impl BlobFileRef {
+    /// The fallback's view of a manifest data file `meta` read from `path` (usually
+    /// [`DataFileMeta::path_in_bucket`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the file when it has no `first_row_id` or a negative size or
+    /// row count.
+    pub fn try_from_data_file(meta: &DataFileMeta, path: impl Into<String>) -> Result<Self> {
+        let path = path.into();
+        let bad = |what: &str| Error::invalid(format!("blob file {path} {what}"));
+        Ok(BlobFileRef {
+            file_size: u64::try_from(meta.file_size).map_err(|_| bad("has a negative size"))?,
+            first_row_id: meta
+                .first_row_id
+                .ok_or_else(|| bad("has no first_row_id (row tracking is required)"))?,
+            row_count: u64::try_from(meta.row_count)
+                .map_err(|_| bad("has a negative row count"))?,
+            max_sequence_number: meta.max_sequence_number,
+            schema_id: meta.schema_id,
+            write_cols: meta.write_cols.clone(),
+            path,
+        })
+    }
+
     /// The file's row-id range.
     ///
     /// # Errors
@@ -521,8 +545,8 @@ impl BlobBunchReader {
         let files = &self.planner.files;
         // Files that end before this window are done.
         let start = plan.row_ids.first().copied().unwrap_or_default();
-        self.indexes
-            .retain(|f, _| files[*f].first_row_id + files[*f].row_count as i64 > start);
+        let ranges = &self.planner.ranges;
+        self.indexes.retain(|f, _| ranges[*f].to >= start);
         let touched: Vec<usize> = plan
             .file_rows()
             .into_keys()

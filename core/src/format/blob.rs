@@ -811,10 +811,6 @@ pub fn decode_map_payload(
     Ok(keys.into_iter().zip(values).collect())
 }
 
-fn pow10(p: u8) -> i128 {
-    10i128.pow(u32::from(p))
-}
-
 fn decimal_key(b: &[u8], precision: u8) -> std::result::Result<i128, String> {
     let v = if precision <= 18 {
         let mut a = [0u8; 8];
@@ -829,7 +825,10 @@ fn decimal_key(b: &[u8], precision: u8) -> std::result::Result<i128, String> {
         a[16 - b.len()..].copy_from_slice(b);
         i128::from_be_bytes(a)
     };
-    if v.unsigned_abs() >= pow10(precision).unsigned_abs() {
+    let limit = 10u128
+        .checked_pow(u32::from(precision))
+        .unwrap_or(u128::MAX);
+    if v.unsigned_abs() >= limit {
         return Err(format!("decimal {v} does not fit precision {precision}"));
     }
     Ok(v)

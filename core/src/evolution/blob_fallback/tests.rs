@@ -592,3 +592,50 @@ fn corpus_blob_update_resolves_to_expected_rows() {
     }
     assert!(checked >= 10);
 }
+
+#[test]
+fn blob_file_ref_from_data_file_meta() {
+    use crate::spec::{BinaryRow, DataFileMeta, SimpleStats};
+    let mut meta = DataFileMeta {
+        file_name: "data-1.blob".into(),
+        file_size: 57,
+        row_count: 4,
+        min_key: BinaryRow::empty(),
+        max_key: BinaryRow::empty(),
+        key_stats: SimpleStats::empty(),
+        value_stats: SimpleStats::empty(),
+        min_sequence_number: 3,
+        max_sequence_number: 3,
+        schema_id: 1,
+        level: 0,
+        extra_files: Vec::new(),
+        creation_time_millis: None,
+        delete_row_count: Some(0),
+        embedded_index: None,
+        file_source: None,
+        value_stats_cols: None,
+        external_path: None,
+        first_row_id: Some(10),
+        write_cols: Some(vec!["data".into()]),
+        write_cols_sequences: None,
+    };
+    let r = BlobFileRef::try_from_data_file(&meta, meta.path_in_bucket("bucket-0")).unwrap();
+    assert_eq!(
+        r,
+        BlobFileRef {
+            path: "bucket-0/data-1.blob".into(),
+            file_size: 57,
+            first_row_id: 10,
+            row_count: 4,
+            max_sequence_number: 3,
+            schema_id: 1,
+            write_cols: Some(vec!["data".into()]),
+        }
+    );
+    assert_eq!(r.row_range().unwrap(), RowRange { from: 10, to: 13 });
+    meta.first_row_id = None;
+    let e = BlobFileRef::try_from_data_file(&meta, "p")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("first_row_id") && e.contains("p"), "{e}");
+}

@@ -791,3 +791,45 @@ fn corpus_blob_nested_values_match_expected_rows() {
     }
     assert_eq!(*got.lock().unwrap(), 10);
 }
+
+#[test]
+fn mutated_and_truncated_files_never_panic() {
+    let kinds = [
+        BlobElementKind::Blob,
+        BlobElementKind::Array,
+        BlobElementKind::Map(BlobMapKeyKind::String),
+        BlobElementKind::Map(BlobMapKeyKind::Decimal {
+            precision: 20,
+            scale: 2,
+        }),
+        BlobElementKind::Map(BlobMapKeyKind::Boolean),
+    ];
+    let opts = BlobReadOptions {
+        placeholders: PlaceholderPolicy::Mask,
+        values: BlobValueMode::Bytes,
+    };
+    let mut outcomes = [0usize; 2];
+    for golden in [RAW_GOLDEN, ARRAY_GOLDEN, MAP_GOLDEN] {
+        let good = h(golden);
+        let mut variants = Vec::new();
+        for i in 0..good.len() {
+            for x in [0x01u8, 0x80, 0xff] {
+                let mut b = good.clone();
+                b[i] ^= x;
+                variants.push(b);
+            }
+            variants.push(good[..i].to_vec());
+        }
+        for bytes in variants {
+            let Ok(index) = decode_blob_file_index(&bytes, "fuzz.blob") else {
+                outcomes[0] += 1;
+                continue;
+            };
+            for kind in kinds {
+                let r = decode_blob_rows(&bytes, &index, kind, None, &opts);
+                outcomes[usize::from(r.is_ok())] += 1;
+            }
+        }
+    }
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+}
