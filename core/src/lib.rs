@@ -11,6 +11,7 @@
 //!   binary rows, options).
 //! * [`predicate`]: the `--where` filter: parsing, binding, partition/stats pruning, row
 //!   filtering.
+//! * [`scan`]: resolving the snapshot to read (latest, snapshot id, tag, timestamp).
 
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -20,6 +21,7 @@ pub mod evolution;
 pub mod format;
 pub mod io;
 pub mod predicate;
+pub mod scan;
 pub mod spec;
 pub mod types;
 pub mod util;

@@ -46,7 +46,6 @@ pub fn files_in(table: &str, dir: &str) -> Vec<String> {
     names
 }
 
-#[allow(dead_code)]
 /// A MemoryStore holding every file of `table`, keyed by path relative to the table root.
 pub fn load_table(table: &str) -> MemoryStore {
     fn walk(root: &Path, dir: &Path, store: &mut MemoryStore) {

@@ -7,3 +7,4 @@ mod common;
 mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
+mod snapshot_resolver;

@@ -1,0 +1,3 @@
+//! Scan planning: resolving the snapshot to read, then (in other modules) planning splits.
+
+pub mod snapshot_resolver;
