@@ -4,5 +4,7 @@ pub mod avro_data;
 pub mod blob;
 pub mod blob_descriptor;
 pub mod data_file;
+pub mod deletion_vector;
+pub mod hash_index;
 pub mod orc;
 pub mod parquet;
