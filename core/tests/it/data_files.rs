@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::canonical::{corpus_dir, parse_fields, render_batch};
 
 /// Formats whose readers are implemented.
-const LANDED: &[FileFormat] = &[FileFormat::Parquet, FileFormat::Orc];
+const LANDED: &[FileFormat] = &[FileFormat::Parquet, FileFormat::Orc, FileFormat::Avro];
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -193,6 +193,11 @@ mod rows_match_expected {
         codec_orc_snappy,
         codec_orc_lz4,
         append_orc,
+        codec_avro_snappy,
+        codec_avro_deflate,
+        codec_avro_null,
+        append_avro,
+        all_types_avro,
     );
 }
 
