@@ -237,3 +237,50 @@ fn every_tag_matches_expected() {
     }
     assert!(count >= 2, "only {count} tags");
 }
+
+/// Truncated and byte-mutated metadata files never panic: they decode to `Corrupt` naming the
+/// file, or (a mutation that still is valid JSON) to a value.
+#[test]
+fn mutated_metadata_never_panics() {
+    let cases = [
+        ("evo_pk", "schema/schema-2"),
+        ("all_types_parquet", "schema/schema-0"),
+        ("blob_nested", "schema/schema-0"),
+        ("append_row_tracking", "snapshot/snapshot-2"),
+        ("append_tags_rollback", "tag/tag-v4"),
+    ];
+    for (table, rel) in cases {
+        let bytes = read(table, rel);
+        let decode = |b: &[u8]| -> Result<(), paimon_kernel::Error> {
+            if rel.starts_with("schema/") {
+                decode_schema(b, rel).map(drop)
+            } else if rel.starts_with("tag/") {
+                decode_tag(b, rel).map(drop)
+            } else {
+                decode_snapshot(b, rel).map(drop)
+            }
+        };
+        for len in 0..bytes.len() {
+            let err = decode(&bytes[..len]).expect_err("truncated file decoded");
+            assert!(
+                matches!(&err, paimon_kernel::Error::Corrupt { path, .. } if path == rel),
+                "{table}/{rel} at {len}: {err:?}"
+            );
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut m = bytes.clone();
+            let pos = (state % m.len() as u64) as usize;
+            m[pos] = b"\"{}[],:0123456789 -.eE\\xNOT"[(state >> 32) as usize % 27];
+            if let Err(e) = decode(&m) {
+                assert!(
+                    matches!(&e, paimon_kernel::Error::Corrupt { path, .. } if path == rel),
+                    "{table}/{rel}: {e:?}"
+                );
+            }
+        }
+    }
+}
