@@ -1,1 +1,104 @@
-fn main() {}
+//! `paimon-kernel`: inspect Apache Paimon tables from the command line.
+//!
+//! ```text
+//! paimon-kernel info      TABLE                       summary of a table
+//! paimon-kernel snapshots TABLE                       every snapshot still present
+//! paimon-kernel schema    TABLE [--snapshot N|--tag T] the schema a snapshot uses
+//! paimon-kernel files     TABLE [--snapshot N|--tag T] live data files ($files)
+//! paimon-kernel manifests TABLE [--snapshot N|--tag T] manifest files of a snapshot
+//! paimon-kernel tags      TABLE                       tags and their snapshots
+//! ```
+//!
+//! TABLE is a table directory or URL (`s3://`, `gs://`, `az://`, `http(s)://`, `file://`).
+//! Human tables by default, `--json` for machines. Errors go to stderr with exit code 1
+//! (2 for usage errors).
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+mod cli;
+
+/// Inspect Apache Paimon tables (paimon-kernel native host).
+#[derive(Debug, Parser)]
+#[command(name = "paimon-kernel", version, about, long_about = None)]
+struct Cli {
+    /// Print JSON instead of human-readable tables.
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Summary: location, latest snapshot, schema, keys, options, tags.
+    Info(SnapshotArgs),
+    /// Every snapshot still present, oldest first.
+    Snapshots(TableArgs),
+    /// The schema used by a snapshot (the latest by default); `--json` prints the schema file
+    /// exactly as stored.
+    Schema(SnapshotArgs),
+    /// Live data files of a snapshot, one per row, with the columns of Java's `$files` table.
+    Files(SnapshotArgs),
+    /// Manifest files of a snapshot (base and delta manifest lists).
+    Manifests(SnapshotArgs),
+    /// Tags and the snapshots they pin.
+    Tags(TableArgs),
+}
+
+#[derive(Debug, Args)]
+struct TableArgs {
+    /// Table directory or URL (s3://, gs://, az://, abfs://, http(s)://, file://).
+    table: String,
+}
+
+#[derive(Debug, Args)]
+struct SnapshotArgs {
+    /// Table directory or URL (s3://, gs://, az://, abfs://, http(s)://, file://).
+    table: String,
+    /// Use this snapshot id instead of the latest.
+    #[arg(long, value_name = "N", conflicts_with = "tag")]
+    snapshot: Option<i64>,
+    /// Use the snapshot of this tag instead of the latest.
+    #[arg(long, value_name = "T")]
+    tag: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", cli::error_chain(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> paimon_native::Result<()> {
+    let json = cli.json;
+    let out = match cli.command {
+        Command::Info(a) => cli::info(&a.table, a.snapshot, a.tag.as_deref(), json).await?,
+        Command::Snapshots(a) => cli::snapshots(&a.table, json).await?,
+        Command::Schema(a) => cli::schema(&a.table, a.snapshot, a.tag.as_deref(), json).await?,
+        Command::Files(a) => cli::files(&a.table, a.snapshot, a.tag.as_deref(), json).await?,
+        Command::Manifests(a) => {
+            cli::manifests(&a.table, a.snapshot, a.tag.as_deref(), json).await?
+        }
+        Command::Tags(a) => cli::tags(&a.table, json).await?,
+    };
+    cli::print(&out);
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! Runs the built `paimon-kernel` binary over every table of `conformance/tables/corpus.db`
+//! and compares its JSON output with the table's `<table>.expected.json` (written from
+//! pypaimon 2.1.0's view of the same table).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
+}
+
+fn tables() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(corpus().join("corpus.db"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| corpus().join(format!("{n}.expected.json")).exists())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 40, "corpus tables not found: {names:?}");
+    names
+}
+
+fn table_dir(name: &str) -> PathBuf {
+    corpus().join("corpus.db").join(name)
+}
+
+fn expected(name: &str) -> Value {
+    let text = std::fs::read_to_string(corpus().join(format!("{name}.expected.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Run and parse stdout as JSON; a failure message on a non-zero exit.
+fn run_json(args: &[&str]) -> Result<Value, String> {
+    let out = run(args);
+    if !out.status.success() {
+        return Err(format!(
+            "{args:?} exited {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{args:?}: stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn check_all(what: &str, check: impl Fn(&str) -> Result<(), String>) {
+    let failures: Vec<String> = tables()
+        .iter()
+        .filter_map(|t| check(t).err().map(|e| format!("{t}: {e}")))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{what}: {} table(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn snapshots_json_matches_expected() {
+    check_all("snapshots --json", |t| {
+        let dir = table_dir(t);
+        let got = run_json(&["snapshots", "--json", dir.to_str().unwrap()])?;
+        let got = got.as_array().ok_or("not an array")?;
+        let want = expected(t)["snapshots"].as_array().unwrap().clone();
+        if got.len() != want.len() {
+            return Err(format!("{} snapshots, expected {}", got.len(), want.len()));
+        }
+        for (g, w) in got.iter().zip(&want) {
+            for (key, value) in w.as_object().unwrap() {
+                if g.get(key) != Some(value) {
+                    return Err(format!(
+                        "snapshot {}: {key} is {:?}, expected {value}",
+                        w["id"],
+                        g.get(key)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn schema_json_is_the_stored_schema_file() {
+    check_all("schema --json", |t| {
+        let dir = table_dir(t);
+        let out = run(&["schema", "--json", dir.to_str().unwrap()]);
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let exp = expected(t);
+        let schema_file = dir.join(format!("schema/schema-{}", exp["schema_id"]));
+        let stored = std::fs::read_to_string(&schema_file).unwrap();
+        let printed = String::from_utf8(out.stdout).unwrap();
+        if printed.trim_end_matches('\n') != stored.trim_end_matches('\n') {
+            return Err(format!("printed schema differs from {}", schema_file.display()));
+        }
+        let parsed: Value = serde_json::from_str(&printed).map_err(|e| e.to_string())?;
+        if parsed["fields"] != exp["fields"] {
+            return Err(format!("fields {} != {}", parsed["fields"], exp["fields"]));
+        }
+        Ok(())
+    });
+}
+
+/// The comparable part of a `$files` row, keyed by file name.
+fn file_key(row: &Value) -> Result<(String, Value), String> {
+    let path = row["file_path"].as_str().ok_or("file_path is not a string")?;
+    let name = path.rsplit('/').next().unwrap_or(path).to_string();
+    let mut picked = serde_json::Map::new();
+    for key in [
+        "bucket",
+        "level",
+        "record_count",
+        "min_sequence_number",
+        "max_sequence_number",
+        "first_row_id",
+        "write_cols",
+        "schema_id",
+        "file_format",
+    ] {
+        picked.insert(key.to_string(), row.get(key).cloned().unwrap_or(Value::Null));
+    }
+    Ok((name, Value::Object(picked)))
+}
+
+#[test]
+fn files_json_matches_expected() {
+    check_all("files --json", |t| {
+        let dir = table_dir(t);
+        let got = run_json(&["files", "--json", dir.to_str().unwrap()])?;
+        let got: BTreeMap<String, Value> = got
+            .as_array()
+            .ok_or("not an array")?
+            .iter()
+            .map(file_key)
+            .collect::<Result<_, _>>()?;
+        let want: BTreeMap<String, Value> = expected(t)["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(file_key)
+            .collect::<Result<_, _>>()?;
+        if got.len() != want.len() {
+            return Err(format!("{} files, expected {}", got.len(), want.len()));
+        }
+        for (name, w) in &want {
+            match got.get(name) {
+                None => return Err(format!("missing file {name}")),
+                Some(g) if g != w => return Err(format!("{name}: {g} != {w}")),
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    });
+}
+
+/// A copy of a corpus table in a fresh temporary directory.
+fn copy_table(name: &str) -> tempfile::TempDir {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), target).unwrap();
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&table_dir(name), tmp.path());
+    tmp
+}
+
+fn assert_fails_naming(args: &[&str], needle: &str) {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: stderr {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: stderr {stderr:?} should name {needle}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn truncated_snapshot_fails_naming_the_file() {
+    let tmp = copy_table("append_parquet");
+    let latest = std::fs::read_to_string(tmp.path().join("snapshot/LATEST")).unwrap();
+    let file = format!("snapshot/snapshot-{}", latest.trim());
+    let path = tmp.path().join(&file);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    assert_fails_naming(&["info", dir], &file);
+    assert_fails_naming(&["files", "--json", dir], &file);
+}
+
+#[test]
+fn corrupt_manifest_fails_naming_the_file() {
+    let tmp = copy_table("append_parquet");
+    let mut manifests: Vec<_> = std::fs::read_dir(tmp.path().join("manifest"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("manifest-") && !n.starts_with("manifest-list-"))
+        .collect();
+    manifests.sort();
+    for m in &manifests {
+        std::fs::write(tmp.path().join("manifest").join(m), b"Obj\x01garbage").unwrap();
+    }
+    let dir = tmp.path().to_str().unwrap();
+    let out = run(&["files", "--json", dir]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        manifests.iter().any(|m| stderr.contains(&format!("manifest/{m}"))),
+        "{stderr:?} should name a manifest file"
+    );
+}
+
+#[test]
+fn missing_schema_fails_naming_the_file() {
+    let tmp = copy_table("append_parquet");
+    std::fs::remove_file(tmp.path().join("schema/schema-0")).unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    assert_fails_naming(&["schema", dir], "schema/schema-0");
+}
+
+#[test]
+fn missing_table_and_bad_arguments() {
+    let out = run(&["snapshots", "/nonexistent/paimon/table"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+    let out = run(&["files", "--snapshot", "1", "--tag", "x", "t"]);
+    assert_eq!(out.status.code(), Some(2), "conflicting flags are a usage error");
+    let out = run(&["info", "ftp://example/t"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported scheme"));
+}

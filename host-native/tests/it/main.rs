@@ -1,0 +1,5 @@
+//! Integration tests of paimon-native: the `paimon-kernel` CLI over the conformance corpus.
+
+#![allow(clippy::unwrap_used)]
+
+mod cli;
