@@ -32,6 +32,13 @@ pub enum Error {
         source: object_store::Error,
     },
 
+    /// The location holds neither a schema nor a snapshot file.
+    #[error("no Paimon table at {location}: neither snapshot/ nor schema/ files were found")]
+    NotATable {
+        /// The table location.
+        location: String,
+    },
+
     /// The core failed: corrupt metadata, a missing file, an unknown snapshot or tag, an IO
     /// failure answered by this host...
     #[error("{context}: {source}")]

@@ -31,7 +31,11 @@
 pub mod error;
 pub mod host;
 pub mod location;
+pub mod metadata;
+pub mod system;
+pub mod table;
 
 pub use error::{Error, Result};
 pub use host::{HostOptions, HostStats, ObjectStoreHost};
 pub use location::{StoreKind, TableLocation};
+pub use table::{DataFiles, Table, TableScan};

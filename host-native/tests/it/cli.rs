@@ -49,8 +49,12 @@ fn run_json(args: &[&str]) -> Result<Value, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("{args:?}: stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "{args:?}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 fn check_all(what: &str, check: impl Fn(&str) -> Result<(), String>) {
@@ -104,7 +108,10 @@ fn schema_json_is_the_stored_schema_file() {
         let stored = std::fs::read_to_string(&schema_file).unwrap();
         let printed = String::from_utf8(out.stdout).unwrap();
         if printed.trim_end_matches('\n') != stored.trim_end_matches('\n') {
-            return Err(format!("printed schema differs from {}", schema_file.display()));
+            return Err(format!(
+                "printed schema differs from {}",
+                schema_file.display()
+            ));
         }
         let parsed: Value = serde_json::from_str(&printed).map_err(|e| e.to_string())?;
         if parsed["fields"] != exp["fields"] {
@@ -116,7 +123,9 @@ fn schema_json_is_the_stored_schema_file() {
 
 /// The comparable part of a `$files` row, keyed by file name.
 fn file_key(row: &Value) -> Result<(String, Value), String> {
-    let path = row["file_path"].as_str().ok_or("file_path is not a string")?;
+    let path = row["file_path"]
+        .as_str()
+        .ok_or("file_path is not a string")?;
     let name = path.rsplit('/').next().unwrap_or(path).to_string();
     let mut picked = serde_json::Map::new();
     for key in [
@@ -130,7 +139,10 @@ fn file_key(row: &Value) -> Result<(String, Value), String> {
         "schema_id",
         "file_format",
     ] {
-        picked.insert(key.to_string(), row.get(key).cloned().unwrap_or(Value::Null));
+        picked.insert(
+            key.to_string(),
+            row.get(key).cloned().unwrap_or(Value::Null),
+        );
     }
     Ok((name, Value::Object(picked)))
 }
@@ -189,7 +201,10 @@ fn assert_fails_naming(args: &[&str], needle: &str) {
     let out = run(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{args:?}: stderr {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: stderr {stderr:?} should name {needle}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: stderr {stderr:?} should name {needle}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -223,7 +238,9 @@ fn corrupt_manifest_fails_naming_the_file() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        manifests.iter().any(|m| stderr.contains(&format!("manifest/{m}"))),
+        manifests
+            .iter()
+            .any(|m| stderr.contains(&format!("manifest/{m}"))),
         "{stderr:?} should name a manifest file"
     );
 }
@@ -242,7 +259,11 @@ fn missing_table_and_bad_arguments() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
     let out = run(&["files", "--snapshot", "1", "--tag", "x", "t"]);
-    assert_eq!(out.status.code(), Some(2), "conflicting flags are a usage error");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "conflicting flags are a usage error"
+    );
     let out = run(&["info", "ftp://example/t"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported scheme"));

@@ -1,0 +1,333 @@
+//! The library API over one table: snapshots, schemas, tags, manifests, data files and (scan)
+//! plans, each computed by core code driven by an [`ObjectStoreHost`].
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use futures::future::try_join_all;
+use paimon_kernel::io::{Io, Machine};
+use paimon_kernel::scan::snapshot_resolver::{
+    TimeTravel, latest_schema_id, latest_snapshot_id, list_snapshots, list_tags,
+    read_latest_schema, read_schema, resolve_snapshot,
+};
+use paimon_kernel::spec::manifest::ManifestEntry;
+use paimon_kernel::spec::schema::TableSchema;
+use paimon_kernel::spec::snapshot::{Snapshot, Tag};
+
+use crate::error::{Error, Result};
+use crate::host::ObjectStoreHost;
+use crate::metadata::{SnapshotManifests, read_live_entries, read_snapshot_manifests};
+use crate::system::{FileRow, ManifestRow, file_rows, manifest_rows};
+
+/// A Paimon table at a location (a directory or URL), read through an [`ObjectStoreHost`].
+///
+/// Cheap to clone. Nothing is cached: every call reads the table's current metadata.
+///
+/// ```no_run
+/// # async fn demo() -> paimon_native::Result<()> {
+/// use paimon_native::Table;
+///
+/// let table = Table::open("s3://bucket/warehouse/db.db/orders").await?;
+/// if let Some(snapshot) = table.latest_snapshot().await? {
+///     println!("snapshot {} has {} rows", snapshot.id, snapshot.total_record_count);
+/// }
+/// let files = table.scan().with_tag("v1").files().await?;
+/// println!("{} live data files at tag v1", files.len());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Table {
+    host: ObjectStoreHost,
+}
+
+/// The live data files of one snapshot with everything needed to interpret them.
+#[derive(Debug, Clone)]
+pub struct DataFiles {
+    /// The snapshot read.
+    pub snapshot: Snapshot,
+    /// The schema of that snapshot (`schemaId`).
+    pub schema: TableSchema,
+    /// Every schema a data file refers to, by id (includes `schema`).
+    pub schemas: BTreeMap<i64, TableSchema>,
+    /// Live `Add` entries, in manifest order (postpone-bucket files included).
+    pub entries: Vec<ManifestEntry>,
+}
+
+impl Table {
+    /// Open the table at `location` (see [`TableLocation::parse`](crate::TableLocation::parse)).
+    ///
+    /// # Errors
+    /// [`Error::Location`] / [`Error::ObjectStore`] for a bad location; [`Error::NotATable`]
+    /// when there is neither a schema nor a snapshot file; [`Error::Kernel`] when probing
+    /// fails.
+    pub async fn open(location: &str) -> Result<Self> {
+        Self::open_with_host(ObjectStoreHost::open(location)?).await
+    }
+
+    /// Open the table rooted at `host`'s location.
+    ///
+    /// # Errors
+    /// As [`Table::open`].
+    pub async fn open_with_host(host: ObjectStoreHost) -> Result<Self> {
+        let table = Table { host };
+        let exists = table
+            .run("TableProbe", |io| async move {
+                if latest_schema_id(&io).await?.is_some() {
+                    return Ok(true);
+                }
+                Ok(latest_snapshot_id(&io).await?.is_some())
+            })
+            .await?;
+        if !exists {
+            return Err(Error::NotATable {
+                location: table.location().to_string(),
+            });
+        }
+        Ok(table)
+    }
+
+    /// The table's location as a URL.
+    pub fn location(&self) -> &str {
+        self.host.url()
+    }
+
+    /// The host answering this table's IO.
+    pub fn host(&self) -> &ObjectStoreHost {
+        &self.host
+    }
+
+    /// Run an operation as a machine on this table's host and return its one result.
+    async fn run<R, F, Fut>(&self, name: &'static str, body: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(Io<R>) -> Fut,
+        Fut: Future<Output = paimon_kernel::Result<R>> + Send + 'static,
+    {
+        self.host.run_once(Machine::once(name, body)).await
+    }
+
+    /// The latest snapshot, `None` for a table without snapshots.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when a snapshot file is missing or corrupt (the message names it).
+    pub async fn latest_snapshot(&self) -> Result<Option<Snapshot>> {
+        self.run("LatestSnapshot", |io| async move {
+            resolve_snapshot(&io, &TimeTravel::Latest).await
+        })
+        .await
+    }
+
+    /// The snapshot with id `id`.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] with an `Invalid` source when `id` is outside the available range;
+    /// `Io`/`Corrupt` sources for missing or corrupt files.
+    pub async fn snapshot(&self, id: i64) -> Result<Snapshot> {
+        self.scan()
+            .with_snapshot_id(id)
+            .snapshot()
+            .await?
+            .map(|(s, _)| s)
+            .ok_or_else(|| {
+                Error::kernel(
+                    format!("table {}", self.location()),
+                    paimon_kernel::Error::invalid(format!("snapshot {id} does not exist")),
+                )
+            })
+    }
+
+    /// Every snapshot still present, by id ascending.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when a snapshot file is corrupt (the message names it).
+    pub async fn snapshots(&self) -> Result<Vec<Snapshot>> {
+        self.run("Snapshots", |io| async move { list_snapshots(&io).await })
+            .await
+    }
+
+    /// The latest schema (the table's current columns, keys and options).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: no schema file (`Invalid`), or a corrupt one (`Corrupt`, naming it).
+    pub async fn schema(&self) -> Result<TableSchema> {
+        self.run("LatestSchema", |io| async move {
+            read_latest_schema(&io)
+                .await?
+                .ok_or_else(|| paimon_kernel::Error::invalid("the table has no schema file"))
+        })
+        .await
+    }
+
+    /// The schema with id `id` (`schema/schema-<id>`).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when it is missing or corrupt (naming the file).
+    pub async fn schema_by_id(&self, id: i64) -> Result<TableSchema> {
+        self.run(
+            "Schema",
+            move |io| async move { read_schema(&io, id).await },
+        )
+        .await
+    }
+
+    /// Every tag, by name ascending, with the snapshot it pins.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when a tag file is corrupt (naming it).
+    pub async fn tags(&self) -> Result<Vec<(String, Tag)>> {
+        self.run("Tags", |io| async move { list_tags(&io).await })
+            .await
+    }
+
+    /// A scan of the latest snapshot; choose another with the `with_*` methods.
+    pub fn scan(&self) -> TableScan {
+        TableScan {
+            table: self.clone(),
+            travel: TimeTravel::Latest,
+        }
+    }
+}
+
+/// Which snapshot to read and what to read from it. Build with [`Table::scan`]; the last
+/// `with_*` call wins.
+#[derive(Debug, Clone)]
+pub struct TableScan {
+    table: Table,
+    travel: TimeTravel,
+}
+
+impl TableScan {
+    /// Read snapshot `id` (Java `scan.snapshot-id`).
+    pub fn with_snapshot_id(mut self, id: i64) -> Self {
+        self.travel = TimeTravel::SnapshotId(id);
+        self
+    }
+
+    /// Read the snapshot of tag `name` (Java `scan.tag-name`).
+    pub fn with_tag(mut self, name: impl Into<String>) -> Self {
+        self.travel = TimeTravel::Tag(name.into());
+        self
+    }
+
+    /// Read the latest snapshot committed at or before `time_millis` (epoch millis, Java
+    /// `scan.timestamp-millis`).
+    pub fn with_timestamp_millis(mut self, time_millis: i64) -> Self {
+        self.travel = TimeTravel::TimestampMillis(time_millis);
+        self
+    }
+
+    /// The time travel this scan asks for.
+    pub fn time_travel(&self) -> &TimeTravel {
+        &self.travel
+    }
+
+    /// The snapshot this scan reads and its schema; `None` when reading the latest snapshot
+    /// of a table that has none.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: an unknown snapshot id or tag (`Invalid`), a missing or corrupt
+    /// snapshot/schema/tag file (naming it).
+    pub async fn snapshot(&self) -> Result<Option<(Snapshot, TableSchema)>> {
+        let travel = self.travel.clone();
+        self.table
+            .run("SnapshotResolver", move |io| async move {
+                let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
+                    return Ok(None);
+                };
+                let schema = read_schema(&io, snapshot.schema_id).await?;
+                Ok(Some((snapshot, schema)))
+            })
+            .await
+    }
+
+    /// The manifests (base then delta lists) of the snapshot; `None` without a snapshot.
+    ///
+    /// # Errors
+    /// As [`TableScan::snapshot`]; missing or corrupt manifest lists (naming them).
+    pub async fn manifests(&self) -> Result<Option<(Snapshot, TableSchema, SnapshotManifests)>> {
+        let travel = self.travel.clone();
+        self.table
+            .run("ManifestReader", move |io| async move {
+                let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
+                    return Ok(None);
+                };
+                let (schema, manifests) = futures::try_join!(
+                    read_schema(&io, snapshot.schema_id),
+                    read_snapshot_manifests(&io, &snapshot)
+                )?;
+                Ok(Some((snapshot, schema, manifests)))
+            })
+            .await
+    }
+
+    /// `$manifests` rows of the snapshot (empty without a snapshot).
+    ///
+    /// # Errors
+    /// As [`TableScan::manifests`].
+    pub async fn manifest_rows(&self) -> Result<Vec<ManifestRow>> {
+        let Some((_, schema, manifests)) = self.manifests().await? else {
+            return Ok(Vec::new());
+        };
+        let all: Vec<_> = manifests.all().cloned().collect();
+        manifest_rows(&schema, &all).map_err(|e| self.context(e))
+    }
+
+    /// The live data files of the snapshot; `None` without a snapshot.
+    ///
+    /// Rounds: resolve the snapshot; its schema and manifest lists; every manifest; the
+    /// schemas data files refer to.
+    ///
+    /// # Errors
+    /// As [`TableScan::manifests`]; missing or corrupt manifests (naming them).
+    pub async fn data_files(&self) -> Result<Option<DataFiles>> {
+        let travel = self.travel.clone();
+        self.table
+            .run("DataFileReader", move |io| async move {
+                let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
+                    return Ok(None);
+                };
+                let (schema, entries) = futures::try_join!(
+                    read_schema(&io, snapshot.schema_id),
+                    read_live_entries(&io, &snapshot)
+                )?;
+                let mut ids: Vec<i64> = entries.iter().map(|e| e.file.schema_id).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids.retain(|id| *id != schema.id);
+                let others = try_join_all(ids.iter().map(|id| read_schema(&io, *id))).await?;
+                let mut schemas: BTreeMap<i64, TableSchema> =
+                    others.into_iter().map(|s| (s.id, s)).collect();
+                schemas.insert(schema.id, schema.clone());
+                Ok(Some(DataFiles {
+                    snapshot,
+                    schema,
+                    schemas,
+                    entries,
+                }))
+            })
+            .await
+    }
+
+    /// `$files` rows: one per live data file of the snapshot (empty without a snapshot).
+    ///
+    /// # Errors
+    /// As [`TableScan::data_files`]; `Corrupt` when a partition, key or stats row does not
+    /// decode.
+    pub async fn files(&self) -> Result<Vec<FileRow>> {
+        let Some(files) = self.data_files().await? else {
+            return Ok(Vec::new());
+        };
+        file_rows(
+            &files.schema,
+            &files.schemas,
+            self.table.location(),
+            &files.entries,
+        )
+        .map_err(|e| self.context(e))
+    }
+
+    fn context(&self, e: paimon_kernel::Error) -> Error {
+        Error::kernel(format!("table {}", self.table.location()), e)
+    }
+}
