@@ -33,7 +33,10 @@ async fn main() -> paimon_native::Result<()> {
     for snapshot in table.snapshots().await? {
         println!(
             "snapshot {:>3}  {:<9}  {:>8} rows  schema {}",
-            snapshot.id, snapshot.commit_kind.to_string(), snapshot.total_record_count, snapshot.schema_id
+            snapshot.id,
+            snapshot.commit_kind.to_string(),
+            snapshot.total_record_count,
+            snapshot.schema_id
         );
     }
 
@@ -51,7 +54,10 @@ async fn main() -> paimon_native::Result<()> {
     let rows: i64 = files.iter().map(|f| f.record_count).sum();
     println!("{} live data files, {rows} rows", files.len());
     for f in &files {
-        println!("  {} bucket {} level {}: {}", f.partition, f.bucket, f.level, f.file_path);
+        println!(
+            "  {} bucket {} level {}: {}",
+            f.partition, f.bucket, f.level, f.file_path
+        );
     }
     Ok(())
 }
