@@ -7,6 +7,8 @@
 //!
 //! Module map (see `DESIGN.md`):
 //! * [`io`]: the IO boundary (requests, answers, machines, an in-memory store).
+//! * [`merge`]: merge-on-read of primary-key tables (loser tree over sorted runs, merge
+//!   engines, aggregate functions).
 //! * [`spec`]: table metadata (snapshot, schema, data types, manifests, data file meta,
 //!   binary rows, options).
 //! * [`predicate`]: the `--where` filter: parsing, binding, partition/stats pruning, row
@@ -22,6 +24,7 @@ pub mod format;
 pub mod io;
 pub mod predicate;
 pub mod scan;
+pub mod merge;
 pub mod spec;
 pub mod types;
 pub mod util;

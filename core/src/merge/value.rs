@@ -1,0 +1,591 @@
+//! Field values held by the merge functions, and building Arrow columns from them.
+//!
+//! A value taken from an input batch stays a reference into that batch's array
+//! ([`Value::Ref`]); only aggregate functions that compute something new (sum, listagg,
+//! collect, merge_map...) produce owned values. Columns are built with
+//! `arrow_select::interleave` over the referenced arrays plus one array built from the owned
+//! values, so unchanged values of any type (nested included) are copied, never re-encoded.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BinaryViewArray, BooleanArray, Decimal128Array,
+    FixedSizeBinaryArray, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array,
+    Int64Array, LargeBinaryArray, LargeListArray, LargeStringArray, ListArray, MapArray,
+    StringArray, StringViewArray, StructArray, new_null_array,
+};
+use arrow_buffer::OffsetBuffer;
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{DataType, SortOptions};
+
+use crate::error::{Error, Result};
+
+/// One field value.
+#[derive(Debug, Clone)]
+pub(crate) enum Value {
+    /// SQL NULL.
+    Null,
+    /// The non-null value at `row` of `array` (any type).
+    Ref(ArrayRef, usize),
+    /// BOOLEAN.
+    Bool(bool),
+    /// TINYINT.
+    I8(i8),
+    /// SMALLINT.
+    I16(i16),
+    /// INT.
+    I32(i32),
+    /// BIGINT.
+    I64(i64),
+    /// FLOAT.
+    F32(f32),
+    /// DOUBLE.
+    F64(f64),
+    /// DECIMAL unscaled value (precision and scale from the column type).
+    Dec(i128),
+    /// STRING / VARCHAR / CHAR.
+    Str(String),
+    /// BYTES / VARBINARY / BINARY.
+    Bin(Vec<u8>),
+    /// ARRAY / MULTISET elements.
+    List(Vec<Value>),
+    /// MAP entries, in order.
+    Map(Vec<(Value, Value)>),
+    /// ROW fields.
+    Struct(Vec<Value>),
+}
+
+impl Value {
+    /// The value at `row` of `array` (`Null` when null).
+    pub(crate) fn at(array: &ArrayRef, row: usize) -> Value {
+        if array.is_null(row) {
+            Value::Null
+        } else {
+            Value::Ref(Arc::clone(array), row)
+        }
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Resolve a reference to a primitive/string/binary scalar; other values unchanged.
+    pub(crate) fn scalar(&self) -> Result<Value> {
+        let Value::Ref(a, i) = self else {
+            return Ok(self.clone());
+        };
+        let i = *i;
+        Ok(match a.data_type() {
+            DataType::Boolean => Value::Bool(a.as_boolean().value(i)),
+            DataType::Int8 => Value::I8(a.as_primitive::<Int8Type>().value(i)),
+            DataType::Int16 => Value::I16(a.as_primitive::<Int16Type>().value(i)),
+            DataType::Int32 => Value::I32(a.as_primitive::<Int32Type>().value(i)),
+            DataType::Date32 => Value::I32(a.as_primitive::<Date32Type>().value(i)),
+            DataType::Int64 => Value::I64(a.as_primitive::<Int64Type>().value(i)),
+            DataType::Float32 => Value::F32(a.as_primitive::<Float32Type>().value(i)),
+            DataType::Float64 => Value::F64(a.as_primitive::<Float64Type>().value(i)),
+            DataType::Decimal128(_, _) => Value::Dec(a.as_primitive::<Decimal128Type>().value(i)),
+            DataType::Utf8 => Value::Str(a.as_string::<i32>().value(i).to_string()),
+            DataType::LargeUtf8 => Value::Str(a.as_string::<i64>().value(i).to_string()),
+            DataType::Utf8View => Value::Str(a.as_string_view().value(i).to_string()),
+            DataType::Binary => Value::Bin(a.as_binary::<i32>().value(i).to_vec()),
+            DataType::LargeBinary => Value::Bin(a.as_binary::<i64>().value(i).to_vec()),
+            DataType::BinaryView => Value::Bin(a.as_binary_view().value(i).to_vec()),
+            DataType::FixedSizeBinary(_) => Value::Bin(a.as_fixed_size_binary().value(i).to_vec()),
+            _ => self.clone(),
+        })
+    }
+
+    /// The string of a STRING value, `None` for NULL.
+    pub(crate) fn as_string(&self) -> Result<Option<String>> {
+        match self.scalar()? {
+            Value::Null => Ok(None),
+            Value::Str(s) => Ok(Some(s)),
+            other => Err(type_error("a string", &other)),
+        }
+    }
+
+    /// The elements of an ARRAY value (empty for NULL).
+    pub(crate) fn list_elements(&self) -> Result<Vec<Value>> {
+        match self {
+            Value::Null => Ok(Vec::new()),
+            Value::List(v) => Ok(v.clone()),
+            Value::Ref(a, i) => {
+                let (child, range) = match a.data_type() {
+                    DataType::List(_) => {
+                        let l = a.as_list::<i32>();
+                        let o = l.value_offsets();
+                        (l.values(), o[*i] as usize..o[*i + 1] as usize)
+                    }
+                    DataType::LargeList(_) => {
+                        let l = a.as_list::<i64>();
+                        let o = l.value_offsets();
+                        (l.values(), o[*i] as usize..o[*i + 1] as usize)
+                    }
+                    DataType::FixedSizeList(_, n) => {
+                        let l = a.as_fixed_size_list();
+                        let n = *n as usize;
+                        (l.values(), i * n..(i + 1) * n)
+                    }
+                    _ => return Err(type_error("an array", self)),
+                };
+                Ok(range.map(|j| Value::at(child, j)).collect())
+            }
+            other => Err(type_error("an array", other)),
+        }
+    }
+
+    /// The entries of a MAP value (empty for NULL).
+    pub(crate) fn map_entries(&self) -> Result<Vec<(Value, Value)>> {
+        match self {
+            Value::Null => Ok(Vec::new()),
+            Value::Map(v) => Ok(v.clone()),
+            Value::Ref(a, i) if matches!(a.data_type(), DataType::Map(_, _)) => {
+                let m = a.as_map();
+                let o = m.value_offsets();
+                let keys = m.keys();
+                let vals = m.values();
+                Ok((o[*i] as usize..o[*i + 1] as usize)
+                    .map(|j| (Value::at(keys, j), Value::at(vals, j)))
+                    .collect())
+            }
+            other => Err(type_error("a map", other)),
+        }
+    }
+
+    /// The fields of a ROW value (`n` nulls for NULL).
+    pub(crate) fn struct_fields(&self, n: usize) -> Result<Vec<Value>> {
+        match self {
+            Value::Null => Ok(vec![Value::Null; n]),
+            Value::Struct(v) => Ok(v.clone()),
+            Value::Ref(a, i) if matches!(a.data_type(), DataType::Struct(_)) => {
+                let s = a.as_struct();
+                Ok(s.columns().iter().map(|c| Value::at(c, *i)).collect())
+            }
+            other => Err(type_error("a row", other)),
+        }
+    }
+}
+
+fn type_error(expected: &str, got: &Value) -> Error {
+    let got = match got {
+        Value::Ref(a, _) => format!("{}", a.data_type()),
+        other => format!("{other:?}").chars().take(40).collect(),
+    };
+    Error::invalid(format!("merge: expected {expected} value, got {got}"))
+}
+
+/// Total order of two non-null values of the same type, ascending (Java
+/// `InternalRowUtils.compare`).
+pub(crate) fn compare_values(a: &Value, b: &Value) -> Result<Ordering> {
+    if let (Value::Ref(x, i), Value::Ref(y, j)) = (a, b) {
+        let cmp = arrow_ord::ord::make_comparator(x.as_ref(), y.as_ref(), SortOptions::default())
+            .map_err(|e| Error::arrow("merge: comparing values", e))?;
+        return Ok(cmp(*i, *j));
+    }
+    let (a, b) = (a.scalar()?, b.scalar()?);
+    Ok(match (&a, &b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::I8(x), Value::I8(y)) => x.cmp(y),
+        (Value::I16(x), Value::I16(y)) => x.cmp(y),
+        (Value::I32(x), Value::I32(y)) => x.cmp(y),
+        (Value::I64(x), Value::I64(y)) => x.cmp(y),
+        (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
+        (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
+        (Value::Dec(x), Value::Dec(y)) => x.cmp(y),
+        (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Value::Bin(x), Value::Bin(y)) => x.cmp(y),
+        _ => {
+            return Err(Error::unsupported(format!(
+                "merge: comparing values {:?} and {:?}",
+                type_name(&a),
+                type_name(&b)
+            )));
+        }
+    })
+}
+
+fn type_name(v: &Value) -> String {
+    match v {
+        Value::Ref(a, _) => a.data_type().to_string(),
+        other => format!("{other:?}").chars().take(20).collect(),
+    }
+}
+
+/// Compare the values of ordering fields, nulls first, ascending (Java
+/// `UserDefinedSeqComparator` as used by sequence groups).
+pub(crate) fn compare_nulls_first(a: &Value, b: &Value) -> Result<Ordering> {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ok(Ordering::Equal),
+        (true, false) => Ok(Ordering::Less),
+        (false, true) => Ok(Ordering::Greater),
+        (false, false) => compare_values(a, b),
+    }
+}
+
+/// A cell of a column being built: a row of one of the base arrays, or a value.
+pub(crate) enum Cell<'a> {
+    /// Row `.1` of base array `.0`.
+    Base(usize, usize),
+    /// A value.
+    Val(&'a Value),
+}
+
+/// Build a column of type `dt` from `cells`. `bases` are arrays of type `dt` addressed by
+/// [`Cell::Base`]; [`Value::Ref`]s may point into them or into other arrays of type `dt`.
+pub(crate) fn build_column<'a>(
+    dt: &DataType,
+    bases: &[ArrayRef],
+    cells: impl IntoIterator<Item = Cell<'a>>,
+) -> Result<ArrayRef> {
+    let mut sources: Vec<ArrayRef> = bases.to_vec();
+    let mut by_ptr: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, a) in sources.iter().enumerate() {
+        by_ptr.insert(ptr_of(a), i);
+    }
+    let mut null_src: Option<usize> = None;
+    let mut owned: Vec<&Value> = Vec::new();
+    // usize::MAX marks an owned value, resolved once the owned array is built.
+    let mut indices: Vec<(usize, usize)> = Vec::new();
+    for cell in cells {
+        match cell {
+            Cell::Base(b, r) => indices.push((b, r)),
+            Cell::Val(Value::Null) => {
+                let idx = *null_src.get_or_insert_with(|| {
+                    sources.push(new_null_array(dt, 1));
+                    sources.len() - 1
+                });
+                indices.push((idx, 0));
+            }
+            Cell::Val(Value::Ref(a, r)) => {
+                let p = ptr_of(a);
+                let idx = match by_ptr.get(&p) {
+                    Some(i) => *i,
+                    None => {
+                        sources.push(Arc::clone(a));
+                        by_ptr.insert(p, sources.len() - 1);
+                        sources.len() - 1
+                    }
+                };
+                indices.push((idx, *r));
+            }
+            Cell::Val(v) => {
+                indices.push((usize::MAX, owned.len()));
+                owned.push(v);
+            }
+        }
+    }
+    if !owned.is_empty() {
+        let built = build_owned(dt, &owned)?;
+        sources.push(built);
+        let idx = sources.len() - 1;
+        for ix in indices.iter_mut() {
+            if ix.0 == usize::MAX {
+                ix.0 = idx;
+            }
+        }
+    }
+    if indices.is_empty() {
+        return Ok(new_null_array(dt, 0).slice(0, 0));
+    }
+    // Fast path: one source, contiguous rows.
+    if sources.len() == 1
+        && indices
+            .iter()
+            .enumerate()
+            .all(|(k, ix)| ix.1 == indices[0].1 + k)
+    {
+        return Ok(sources[0].slice(indices[0].1, indices.len()));
+    }
+    let refs: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
+    arrow_select::interleave::interleave(&refs, &indices)
+        .map_err(|e| Error::arrow("merge: building an output column", e))
+}
+
+fn ptr_of(a: &ArrayRef) -> usize {
+    Arc::as_ptr(a) as *const () as usize
+}
+
+fn mismatch(dt: &DataType, v: &Value) -> Error {
+    Error::invalid(format!(
+        "merge: value {} does not fit column type {dt}",
+        type_name(v)
+    ))
+}
+
+/// Build an array of type `dt` from owned (non-null, non-`Ref`) values.
+fn build_owned(dt: &DataType, values: &[&Value]) -> Result<ArrayRef> {
+    macro_rules! prim {
+        ($arr:ty, $var:ident) => {{
+            let v: Vec<_> = values
+                .iter()
+                .map(|v| match v {
+                    Value::$var(x) => Ok(*x),
+                    other => Err(mismatch(dt, other)),
+                })
+                .collect::<Result<_>>()?;
+            Arc::new(<$arr>::from(v)) as ArrayRef
+        }};
+    }
+    let strs = || -> Result<Vec<&str>> {
+        values
+            .iter()
+            .map(|v| match v {
+                Value::Str(s) => Ok(s.as_str()),
+                other => Err(mismatch(dt, other)),
+            })
+            .collect()
+    };
+    let bins = || -> Result<Vec<&[u8]>> {
+        values
+            .iter()
+            .map(|v| match v {
+                Value::Bin(s) => Ok(s.as_slice()),
+                other => Err(mismatch(dt, other)),
+            })
+            .collect()
+    };
+    Ok(match dt {
+        DataType::Boolean => prim!(BooleanArray, Bool),
+        DataType::Int8 => prim!(Int8Array, I8),
+        DataType::Int16 => prim!(Int16Array, I16),
+        DataType::Int32 => prim!(Int32Array, I32),
+        DataType::Int64 => prim!(Int64Array, I64),
+        DataType::Float32 => prim!(Float32Array, F32),
+        DataType::Float64 => prim!(Float64Array, F64),
+        DataType::Date32 => {
+            let a = prim!(Int32Array, I32);
+            arrow_cast::cast(&a, dt).map_err(|e| Error::arrow("merge: date column", e))?
+        }
+        DataType::Decimal128(p, s) => {
+            let v: Vec<i128> = values
+                .iter()
+                .map(|v| match v {
+                    Value::Dec(x) => Ok(*x),
+                    other => Err(mismatch(dt, other)),
+                })
+                .collect::<Result<_>>()?;
+            Arc::new(
+                Decimal128Array::from(v)
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(|e| Error::arrow("merge: decimal column", e))?,
+            )
+        }
+        DataType::Utf8 => Arc::new(StringArray::from(strs()?)),
+        DataType::LargeUtf8 => Arc::new(LargeStringArray::from(strs()?)),
+        DataType::Utf8View => Arc::new(StringViewArray::from(strs()?)),
+        DataType::Binary => Arc::new(BinaryArray::from(bins()?)),
+        DataType::LargeBinary => Arc::new(LargeBinaryArray::from(bins()?)),
+        DataType::BinaryView => Arc::new(BinaryViewArray::from(bins()?)),
+        DataType::FixedSizeBinary(_) => Arc::new(
+            FixedSizeBinaryArray::try_from_iter(bins()?.into_iter())
+                .map_err(|e| Error::arrow("merge: binary column", e))?,
+        ),
+        DataType::List(field) | DataType::LargeList(field) => {
+            let mut lens = Vec::with_capacity(values.len());
+            let mut cells = Vec::new();
+            for v in values {
+                let Value::List(items) = v else {
+                    return Err(mismatch(dt, v));
+                };
+                lens.push(items.len());
+                cells.extend(items.iter().map(Cell::Val));
+            }
+            let child = build_column(field.data_type(), &[], cells)?;
+            if matches!(dt, DataType::List(_)) {
+                Arc::new(
+                    ListArray::try_new(
+                        Arc::clone(field),
+                        OffsetBuffer::from_lengths(lens),
+                        child,
+                        None,
+                    )
+                    .map_err(|e| Error::arrow("merge: list column", e))?,
+                )
+            } else {
+                Arc::new(
+                    LargeListArray::try_new(
+                        Arc::clone(field),
+                        OffsetBuffer::from_lengths(lens),
+                        child,
+                        None,
+                    )
+                    .map_err(|e| Error::arrow("merge: list column", e))?,
+                )
+            }
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(mismatch(dt, values[0]));
+            };
+            if kv.len() != 2 {
+                return Err(mismatch(dt, values[0]));
+            }
+            let mut lens = Vec::with_capacity(values.len());
+            let mut kcells = Vec::new();
+            let mut vcells = Vec::new();
+            for v in values {
+                let Value::Map(items) = v else {
+                    return Err(mismatch(dt, v));
+                };
+                lens.push(items.len());
+                for (k, x) in items {
+                    kcells.push(Cell::Val(k));
+                    vcells.push(Cell::Val(x));
+                }
+            }
+            let keys = build_column(kv[0].data_type(), &[], kcells)?;
+            let vals = build_column(kv[1].data_type(), &[], vcells)?;
+            let st = StructArray::try_new(kv.clone(), vec![keys, vals], None)
+                .map_err(|e| Error::arrow("merge: map entries", e))?;
+            Arc::new(
+                MapArray::try_new(
+                    Arc::clone(entries),
+                    OffsetBuffer::from_lengths(lens),
+                    st,
+                    None,
+                    *sorted,
+                )
+                .map_err(|e| Error::arrow("merge: map column", e))?,
+            )
+        }
+        DataType::Struct(fields) => {
+            let mut cols: Vec<Vec<Cell<'_>>> = fields.iter().map(|_| Vec::new()).collect();
+            for v in values {
+                let Value::Struct(items) = v else {
+                    return Err(mismatch(dt, v));
+                };
+                if items.len() != fields.len() {
+                    return Err(mismatch(dt, v));
+                }
+                for (c, item) in cols.iter_mut().zip(items) {
+                    c.push(Cell::Val(item));
+                }
+            }
+            let children = fields
+                .iter()
+                .zip(cols)
+                .map(|(f, c)| build_column(f.data_type(), &[], c))
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(
+                StructArray::try_new(fields.clone(), children, None)
+                    .map_err(|e| Error::arrow("merge: row column", e))?,
+            )
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "merge: building computed values of type {other}"
+            )));
+        }
+    })
+}
+
+/// Byte strings that are equal iff the values are equal (the `arrow-row` encoding), one per
+/// row of the tuples formed by `columns` (each a list of values of the given type).
+pub(crate) fn fingerprints(columns: &[(&DataType, &[Value])]) -> Result<Vec<Vec<u8>>> {
+    let Some(first) = columns.first() else {
+        return Ok(Vec::new());
+    };
+    let n = first.1.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let fields: Vec<SortField> = columns
+        .iter()
+        .map(|(dt, _)| SortField::new((*dt).clone()))
+        .collect();
+    let converter =
+        RowConverter::new(fields).map_err(|e| Error::arrow("merge: value fingerprints", e))?;
+    let arrays = columns
+        .iter()
+        .map(|(dt, vals)| build_column(dt, &[], vals.iter().map(Cell::Val)))
+        .collect::<Result<Vec<_>>>()?;
+    let rows = converter
+        .convert_columns(&arrays)
+        .map_err(|e| Error::arrow("merge: value fingerprints", e))?;
+    Ok(rows.iter().map(|r| r.data().to_vec()).collect())
+}
+
+/// Parse a Java `Character.isWhitespace` character.
+pub(crate) fn java_is_whitespace(c: char) -> bool {
+    (c.is_whitespace() && !matches!(c, '\u{00A0}' | '\u{2007}' | '\u{202F}' | '\u{0085}'))
+        || matches!(c, '\u{1C}'..='\u{1F}')
+}
+
+/// Java `StringUtils.isBlank`.
+pub(crate) fn is_blank(s: &str) -> bool {
+    s.chars().all(java_is_whitespace)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_mixed_columns() {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![10, 20]));
+        let vals = [Value::I64(7), Value::Ref(Arc::clone(&b), 1), Value::Null];
+        let out = build_column(
+            &DataType::Int64,
+            &[Arc::clone(&a)],
+            [
+                Cell::Base(0, 2),
+                Cell::Val(&vals[0]),
+                Cell::Val(&vals[1]),
+                Cell::Val(&vals[2]),
+                Cell::Base(0, 0),
+            ],
+        )
+        .unwrap();
+        let out = out.as_primitive::<Int64Type>();
+        assert_eq!(
+            out.iter().collect::<Vec<_>>(),
+            vec![Some(3), Some(7), Some(20), None, Some(1)]
+        );
+    }
+
+    #[test]
+    fn builds_nested_lists_and_maps() {
+        let list: ArrayRef = Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            Some(vec![Some(1), Some(2)]),
+            Some(vec![Some(3)]),
+        ]));
+        let v0 = Value::at(&list, 0);
+        let v1 = Value::at(&list, 1);
+        let mut items = v0.list_elements().unwrap();
+        items.extend(v1.list_elements().unwrap());
+        let merged = Value::List(items);
+        let out =
+            build_column(list.data_type(), &[], [Cell::Val(&merged), Cell::Val(&v1)]).unwrap();
+        let l = out.as_list::<i32>();
+        let first = l.value(0);
+        assert_eq!(
+            first.as_primitive::<Int32Type>().values().to_vec(),
+            vec![1, 2, 3]
+        );
+        assert_eq!(
+            l.value(1).as_primitive::<Int32Type>().values().to_vec(),
+            vec![3]
+        );
+        assert_eq!(
+            compare_values(&Value::I32(3), &Value::Ref(l.values().clone(), 0)).unwrap(),
+            Ordering::Greater
+        );
+    }
+
+    #[test]
+    fn blank_is_java_blank() {
+        assert!(is_blank(""));
+        assert!(is_blank(" \t\n"));
+        assert!(!is_blank("\u{00A0}"));
+        assert!(!is_blank(" a "));
+    }
+}
