@@ -25,6 +25,7 @@ pub mod io;
 pub mod predicate;
 pub mod scan;
 pub mod merge;
+pub mod predicate;
 pub mod spec;
 pub mod types;
 pub mod util;
