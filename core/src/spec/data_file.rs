@@ -7,10 +7,15 @@
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
+use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
 
 use crate::error::{Error, Result};
 use crate::spec::avro::Rec;
+use crate::spec::avro_write::{
+    array, field, nested, nfield, opt, record, simple_stats_schema, strings,
+};
 use crate::spec::binary_row::BinaryRow;
 
 /// Where a data file came from.
@@ -83,6 +88,25 @@ impl SimpleStats {
                 .opt_nullable_long_array("_NULL_COUNTS")?
                 .unwrap_or_default(),
         })
+    }
+
+    pub(crate) fn to_avro(&self) -> Value {
+        Value::Record(vec![
+            (
+                "_MIN_VALUES".into(),
+                Value::Bytes(self.min_values.to_serialized()),
+            ),
+            (
+                "_MAX_VALUES".into(),
+                Value::Bytes(self.max_values.to_serialized()),
+            ),
+            (
+                "_NULL_COUNTS".into(),
+                opt(Some(&self.null_counts), |v| {
+                    Value::Array(v.iter().map(|c| opt(*c, Value::Long)).collect())
+                }),
+            ),
+        ])
     }
 }
 
@@ -176,6 +200,109 @@ impl DataFileMeta {
             write_cols: rec.opt_string_array("_WRITE_COLS")?,
             write_cols_sequences: rec.opt_long_array("_WRITE_COLS_SEQUENCES")?,
         })
+    }
+
+    /// Avro schema of the `_FILE` record named `name` (Java `DataFileMeta.SCHEMA`).
+    pub(crate) fn avro_schema(name: &str) -> Json {
+        record(
+            name,
+            vec![
+                field("_FILE_NAME", json!("string")),
+                field("_FILE_SIZE", json!("long")),
+                field("_ROW_COUNT", json!("long")),
+                field("_MIN_KEY", json!("bytes")),
+                field("_MAX_KEY", json!("bytes")),
+                field(
+                    "_KEY_STATS",
+                    simple_stats_schema(&nested(name, "_KEY_STATS")),
+                ),
+                field(
+                    "_VALUE_STATS",
+                    simple_stats_schema(&nested(name, "_VALUE_STATS")),
+                ),
+                field("_MIN_SEQUENCE_NUMBER", json!("long")),
+                field("_MAX_SEQUENCE_NUMBER", json!("long")),
+                field("_SCHEMA_ID", json!("long")),
+                field("_LEVEL", json!("int")),
+                field("_EXTRA_FILES", array(json!("string"))),
+                nfield(
+                    "_CREATION_TIME",
+                    json!({"type": "long", "logicalType": "timestamp-millis"}),
+                ),
+                nfield("_DELETE_ROW_COUNT", json!("long")),
+                nfield("_EMBEDDED_FILE_INDEX", json!("bytes")),
+                nfield("_FILE_SOURCE", json!("int")),
+                nfield("_VALUE_STATS_COLS", array(json!("string"))),
+                nfield("_EXTERNAL_PATH", json!("string")),
+                nfield("_FIRST_ROW_ID", json!("long")),
+                nfield("_WRITE_COLS", array(json!("string"))),
+                nfield("_WRITE_COLS_SEQUENCES", array(json!("long"))),
+            ],
+        )
+    }
+
+    pub(crate) fn to_avro(&self) -> Value {
+        Value::Record(vec![
+            ("_FILE_NAME".into(), Value::String(self.file_name.clone())),
+            ("_FILE_SIZE".into(), Value::Long(self.file_size)),
+            ("_ROW_COUNT".into(), Value::Long(self.row_count)),
+            (
+                "_MIN_KEY".into(),
+                Value::Bytes(self.min_key.to_serialized()),
+            ),
+            (
+                "_MAX_KEY".into(),
+                Value::Bytes(self.max_key.to_serialized()),
+            ),
+            ("_KEY_STATS".into(), self.key_stats.to_avro()),
+            ("_VALUE_STATS".into(), self.value_stats.to_avro()),
+            (
+                "_MIN_SEQUENCE_NUMBER".into(),
+                Value::Long(self.min_sequence_number),
+            ),
+            (
+                "_MAX_SEQUENCE_NUMBER".into(),
+                Value::Long(self.max_sequence_number),
+            ),
+            ("_SCHEMA_ID".into(), Value::Long(self.schema_id)),
+            ("_LEVEL".into(), Value::Int(self.level)),
+            ("_EXTRA_FILES".into(), strings(&self.extra_files)),
+            (
+                "_CREATION_TIME".into(),
+                opt(self.creation_time_millis, Value::TimestampMillis),
+            ),
+            (
+                "_DELETE_ROW_COUNT".into(),
+                opt(self.delete_row_count, Value::Long),
+            ),
+            (
+                "_EMBEDDED_FILE_INDEX".into(),
+                opt(self.embedded_index.clone(), Value::Bytes),
+            ),
+            (
+                "_FILE_SOURCE".into(),
+                opt(self.file_source, |s| Value::Int(s.to_byte())),
+            ),
+            (
+                "_VALUE_STATS_COLS".into(),
+                opt(self.value_stats_cols.as_deref(), strings),
+            ),
+            (
+                "_EXTERNAL_PATH".into(),
+                opt(self.external_path.clone(), Value::String),
+            ),
+            ("_FIRST_ROW_ID".into(), opt(self.first_row_id, Value::Long)),
+            (
+                "_WRITE_COLS".into(),
+                opt(self.write_cols.as_deref(), strings),
+            ),
+            (
+                "_WRITE_COLS_SEQUENCES".into(),
+                opt(self.write_cols_sequences.as_deref(), |v| {
+                    Value::Array(v.iter().map(|x| Value::Long(*x)).collect())
+                }),
+            ),
+        ])
     }
 
     /// Path of the data file: `external_path` if set, else `<bucket_path>/<file_name>`

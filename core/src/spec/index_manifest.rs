@@ -7,10 +7,15 @@
 
 use std::sync::Arc;
 
+use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::error::Result;
 use crate::spec::avro::{Rec, check_version, read_records};
+use crate::spec::avro_write::{
+    AvroWriteOptions, TOP_RECORD, array, field, nested, nfield, opt, record, write_container,
+};
 use crate::spec::binary_row::BinaryRow;
 use crate::spec::data_file::join;
 use crate::spec::manifest::{AVRO_MANIFEST_FORMAT, FileKind};
@@ -172,4 +177,355 @@ pub fn decode_index_manifest(bytes: &[u8], path: &str) -> Result<Vec<IndexManife
             )
         })
         .collect()
+}
+
+/// Encode an index manifest with Java's Avro schema (`_VERSION` 1 then the
+/// `IndexManifestEntry` fields; `spec/table-layout.md` §7.1).
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) if Avro encoding fails.
+pub fn encode_index_manifest(
+    entries: &[IndexManifestEntry],
+    options: &AvroWriteOptions,
+) -> Result<Vec<u8>> {
+    let dv_name = nested(TOP_RECORD, "_DELETIONS_VECTORS_RANGES");
+    let gi_name = nested(TOP_RECORD, "_GLOBAL_INDEX");
+    let schema = record(
+        TOP_RECORD,
+        vec![
+            field("_VERSION", json!("int")),
+            field("_KIND", json!("int")),
+            field("_PARTITION", json!("bytes")),
+            field("_BUCKET", json!("int")),
+            field("_INDEX_TYPE", json!("string")),
+            field("_FILE_NAME", json!("string")),
+            field("_FILE_SIZE", json!("long")),
+            field("_ROW_COUNT", json!("long")),
+            nfield(
+                "_DELETIONS_VECTORS_RANGES",
+                array(json!([
+                    "null",
+                    record(
+                        &dv_name,
+                        vec![
+                            field("f0", json!("string")),
+                            field("f1", json!("int")),
+                            field("f2", json!("int")),
+                            nfield("_CARDINALITY", json!("long")),
+                        ],
+                    )
+                ])),
+            ),
+            nfield("_EXTERNAL_PATH", json!("string")),
+            nfield(
+                "_GLOBAL_INDEX",
+                record(
+                    &gi_name,
+                    vec![
+                        field("_ROW_RANGE_START", json!("long")),
+                        field("_ROW_RANGE_END", json!("long")),
+                        field("_INDEX_FIELD_ID", json!("int")),
+                        nfield("_EXTRA_FIELD_IDS", array(json!("int"))),
+                        nfield("_INDEX_META", json!("bytes")),
+                        nfield("_SOURCE_META", json!("bytes")),
+                    ],
+                ),
+            ),
+        ],
+    );
+    let records = entries
+        .iter()
+        .map(|e| {
+            let f = &e.index_file;
+            Value::Record(vec![
+                ("_VERSION".into(), Value::Int(1)),
+                ("_KIND".into(), Value::Int(e.kind.to_byte())),
+                (
+                    "_PARTITION".into(),
+                    Value::Bytes(e.partition.to_serialized()),
+                ),
+                ("_BUCKET".into(), Value::Int(e.bucket)),
+                ("_INDEX_TYPE".into(), Value::String(f.index_type.clone())),
+                ("_FILE_NAME".into(), Value::String(f.file_name.clone())),
+                ("_FILE_SIZE".into(), Value::Long(f.file_size)),
+                ("_ROW_COUNT".into(), Value::Long(f.row_count)),
+                (
+                    "_DELETIONS_VECTORS_RANGES".into(),
+                    opt(f.dv_ranges.as_deref(), |ranges| {
+                        Value::Array(
+                            ranges
+                                .iter()
+                                .map(|r| {
+                                    opt(Some(r), |r| {
+                                        Value::Record(vec![
+                                            ("f0".into(), Value::String(r.data_file_name.clone())),
+                                            ("f1".into(), Value::Int(r.offset)),
+                                            ("f2".into(), Value::Int(r.length)),
+                                            (
+                                                "_CARDINALITY".into(),
+                                                opt(r.cardinality, Value::Long),
+                                            ),
+                                        ])
+                                    })
+                                })
+                                .collect(),
+                        )
+                    }),
+                ),
+                (
+                    "_EXTERNAL_PATH".into(),
+                    opt(f.external_path.clone(), Value::String),
+                ),
+                (
+                    "_GLOBAL_INDEX".into(),
+                    opt(f.global_index.as_ref(), |g| {
+                        Value::Record(vec![
+                            ("_ROW_RANGE_START".into(), Value::Long(g.row_range_start)),
+                            ("_ROW_RANGE_END".into(), Value::Long(g.row_range_end)),
+                            ("_INDEX_FIELD_ID".into(), Value::Int(g.index_field_id)),
+                            (
+                                "_EXTRA_FIELD_IDS".into(),
+                                opt(g.extra_field_ids.as_deref(), |ids| {
+                                    Value::Array(ids.iter().map(|i| Value::Int(*i)).collect())
+                                }),
+                            ),
+                            (
+                                "_INDEX_META".into(),
+                                opt(g.index_meta.clone(), Value::Bytes),
+                            ),
+                            (
+                                "_SOURCE_META".into(),
+                                opt(g.source_meta.clone(), Value::Bytes),
+                            ),
+                        ])
+                    }),
+                ),
+            ])
+        })
+        .collect();
+    write_container(&schema, records, options)
+}
+
+/// Combine the entries of the previous index manifest with a commit's index changes into the
+/// next (full) index manifest.
+///
+/// Source: Java `org.apache.paimon.manifest.IndexManifestFileHandler` (`spec/table-layout.md`
+/// §7.1), per index type:
+/// * `DELETION_VECTORS` of bucket-unaware tables (`bucket_unaware`): keyed by index file name;
+///   ADD of an existing name, or of a DV for a data file that already has one, is an error;
+///   DELETE must exist.
+/// * `HASH` and bucketed `DELETION_VECTORS`: keyed by (partition, bucket, index type); all
+///   DELETEs first, then ADDs replace.
+/// * other (global) types: keyed by file name; DELETEs (must exist) first, then ADDs.
+///   (Java's extra overlap validation of retained global index files is not done here.)
+///
+/// Output order is deterministic: index types in ascending order; within a type, surviving
+/// previous entries in their order, then added entries in commit order.
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) when a rule above is violated, or a previous
+/// entry is not an ADD.
+pub fn combine_index_entries(
+    previous: &[IndexManifestEntry],
+    changes: &[IndexManifestEntry],
+    bucket_unaware: bool,
+) -> Result<Vec<IndexManifestEntry>> {
+    use std::collections::BTreeSet;
+
+    use crate::error::Error;
+
+    if let Some(e) = previous.iter().find(|e| e.kind != FileKind::Add) {
+        return Err(Error::invalid(format!(
+            "previous index manifest holds a DELETE of {}",
+            e.index_file.file_name
+        )));
+    }
+    let mut types: BTreeSet<&str> = BTreeSet::new();
+    types.extend(previous.iter().map(|e| e.index_file.index_type.as_str()));
+    types.extend(changes.iter().map(|e| e.index_file.index_type.as_str()));
+    let mut out = Vec::new();
+    for ty in types {
+        let prev: Vec<&IndexManifestEntry> = previous
+            .iter()
+            .filter(|e| e.index_file.index_type == ty)
+            .collect();
+        let new: Vec<&IndexManifestEntry> = changes
+            .iter()
+            .filter(|e| e.index_file.index_type == ty)
+            .collect();
+        let mut kept: Vec<IndexManifestEntry> = prev.iter().map(|e| (*e).clone()).collect();
+        if ty == DELETION_VECTORS_INDEX && bucket_unaware {
+            let mut dv_files: BTreeSet<String> = kept
+                .iter()
+                .flat_map(|e| e.index_file.dv_ranges.iter().flatten())
+                .map(|r| r.data_file_name.clone())
+                .collect();
+            for e in new {
+                let name = &e.index_file.file_name;
+                let ranges = e.index_file.dv_ranges.iter().flatten();
+                let pos = kept.iter().position(|k| &k.index_file.file_name == name);
+                match e.kind {
+                    FileKind::Add => {
+                        if pos.is_some() {
+                            return Err(Error::invalid(format!(
+                                "trying to add index file {name} which is already added"
+                            )));
+                        }
+                        for r in ranges {
+                            if !dv_files.insert(r.data_file_name.clone()) {
+                                return Err(Error::invalid(format!(
+                                    "trying to add a deletion vector for data file {} which \
+                                     already has one",
+                                    r.data_file_name
+                                )));
+                            }
+                        }
+                        kept.push(e.clone());
+                    }
+                    FileKind::Delete => {
+                        let Some(pos) = pos else {
+                            return Err(Error::invalid(format!(
+                                "trying to delete index file {name} which does not exist"
+                            )));
+                        };
+                        for r in ranges {
+                            if !dv_files.remove(&r.data_file_name) {
+                                return Err(Error::invalid(format!(
+                                    "trying to delete the deletion vector of data file {} \
+                                     which does not exist",
+                                    r.data_file_name
+                                )));
+                            }
+                        }
+                        kept.remove(pos);
+                    }
+                }
+            }
+        } else {
+            let bucketed = ty == DELETION_VECTORS_INDEX || ty == HASH_INDEX;
+            let same = |a: &IndexManifestEntry, b: &IndexManifestEntry| {
+                if bucketed {
+                    a.partition == b.partition && a.bucket == b.bucket
+                } else {
+                    a.index_file.file_name == b.index_file.file_name
+                }
+            };
+            for e in new.iter().filter(|e| e.kind == FileKind::Delete) {
+                let before = kept.len();
+                kept.retain(|k| !same(k, e));
+                if !bucketed && kept.len() == before {
+                    return Err(Error::invalid(format!(
+                        "trying to delete global index file {} which does not exist",
+                        e.index_file.file_name
+                    )));
+                }
+            }
+            for e in new.iter().filter(|e| e.kind == FileKind::Add) {
+                kept.retain(|k| !same(k, e));
+                kept.push((*e).clone());
+            }
+        }
+        out.extend(kept);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(
+        kind: FileKind,
+        ty: &str,
+        name: &str,
+        bucket: i32,
+        dv_files: &[&str],
+    ) -> IndexManifestEntry {
+        IndexManifestEntry {
+            kind,
+            partition: BinaryRow::empty(),
+            bucket,
+            index_file: IndexFileMeta {
+                index_type: ty.into(),
+                file_name: name.into(),
+                file_size: 1,
+                row_count: dv_files.len() as i64,
+                dv_ranges: (ty == DELETION_VECTORS_INDEX).then(|| {
+                    dv_files
+                        .iter()
+                        .map(|f| DeletionVectorMeta {
+                            data_file_name: (*f).into(),
+                            offset: 1,
+                            length: 1,
+                            cardinality: Some(1),
+                        })
+                        .collect()
+                }),
+                external_path: None,
+                global_index: None,
+            },
+        }
+    }
+
+    fn names(v: &[IndexManifestEntry]) -> Vec<&str> {
+        v.iter().map(|e| e.index_file.file_name.as_str()).collect()
+    }
+
+    #[test]
+    fn combine_rules() {
+        use FileKind::{Add, Delete};
+        let dv = DELETION_VECTORS_INDEX;
+        // Bucketed (HASH and bucketed DV): deletes first, then adds replace per bucket.
+        let prev = vec![
+            entry(Add, HASH_INDEX, "h0", 0, &[]),
+            entry(Add, HASH_INDEX, "h1", 1, &[]),
+            entry(Add, dv, "d0", 0, &["a"]),
+        ];
+        let changes = vec![
+            entry(Add, HASH_INDEX, "h1b", 1, &[]),
+            entry(Delete, HASH_INDEX, "h1", 1, &[]),
+            entry(Add, dv, "d0b", 0, &["a", "b"]),
+        ];
+        let out = combine_index_entries(&prev, &changes, false).unwrap();
+        assert_eq!(names(&out), vec!["d0b", "h0", "h1b"]);
+        // Bucket-unaware DVs: keyed by file name, one DV per data file.
+        let out = combine_index_entries(
+            &[entry(Add, dv, "d0", 0, &["a"])],
+            &[
+                entry(Delete, dv, "d0", 0, &["a"]),
+                entry(Add, dv, "d1", 0, &["a", "b"]),
+            ],
+            true,
+        )
+        .unwrap();
+        assert_eq!(names(&out), vec!["d1"]);
+        assert!(
+            combine_index_entries(
+                &[entry(Add, dv, "d0", 0, &["a"])],
+                &[entry(Add, dv, "d1", 0, &["a"])],
+                true
+            )
+            .is_err()
+        );
+        assert!(combine_index_entries(&[], &[entry(Delete, dv, "d0", 0, &["a"])], true).is_err());
+        assert!(
+            combine_index_entries(
+                &[entry(Add, dv, "d0", 0, &[])],
+                &[entry(Add, dv, "d0", 0, &[])],
+                true
+            )
+            .is_err()
+        );
+        // Global index types: keyed by file name, deleting a missing one is an error.
+        assert!(
+            combine_index_entries(&[], &[entry(Delete, "btree", "g0", 0, &[])], false).is_err()
+        );
+        let out = combine_index_entries(
+            &[entry(Add, "btree", "g0", 0, &[])],
+            &[entry(Add, "btree", "g1", 0, &[])],
+            false,
+        )
+        .unwrap();
+        assert_eq!(names(&out), vec!["g0", "g1"]);
+    }
 }

@@ -7,10 +7,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::error::Result;
 use crate::spec::avro::{Rec, check_version, read_records};
+use crate::spec::avro_write::{
+    AvroWriteOptions, TOP_RECORD, field, nested, record, write_container,
+};
 use crate::spec::binary_row::BinaryRow;
 use crate::spec::data_file::{DataFileMeta, corrupt_manifest};
 
@@ -143,6 +148,45 @@ pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
             )
         })
         .collect()
+}
+
+/// Encode a manifest file with Java's Avro schema (`_VERSION` 2 then the `ManifestEntry`
+/// fields; `spec/table-layout.md` §5.3, §5.5).
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) if Avro encoding fails.
+pub fn encode_manifest(entries: &[ManifestEntry], options: &AvroWriteOptions) -> Result<Vec<u8>> {
+    let schema = record(
+        TOP_RECORD,
+        vec![
+            field("_VERSION", json!("int")),
+            field("_KIND", json!("int")),
+            field("_PARTITION", json!("bytes")),
+            field("_BUCKET", json!("int")),
+            field("_TOTAL_BUCKETS", json!("int")),
+            field(
+                "_FILE",
+                DataFileMeta::avro_schema(&nested(TOP_RECORD, "_FILE")),
+            ),
+        ],
+    );
+    let records = entries
+        .iter()
+        .map(|e| {
+            Value::Record(vec![
+                ("_VERSION".into(), Value::Int(2)),
+                ("_KIND".into(), Value::Int(e.kind.to_byte())),
+                (
+                    "_PARTITION".into(),
+                    Value::Bytes(e.partition.to_serialized()),
+                ),
+                ("_BUCKET".into(), Value::Int(e.bucket)),
+                ("_TOTAL_BUCKETS".into(), Value::Int(e.total_buckets)),
+                ("_FILE".into(), e.file.to_avro()),
+            ])
+        })
+        .collect();
+    write_container(&schema, records, options)
 }
 
 /// Merge manifest entries read in order (base manifests, then delta manifests).

@@ -5,10 +5,16 @@
 
 use std::sync::Arc;
 
+use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::error::Result;
 use crate::spec::avro::{Rec, check_version, read_records};
+use crate::spec::avro_write::{
+    AvroWriteOptions, TOP_RECORD, array, field, nested, nfield, opt, record, simple_stats_schema,
+    strings, write_container,
+};
 use crate::spec::data_file::SimpleStats;
 use crate::spec::manifest::AVRO_MANIFEST_FORMAT;
 
@@ -96,4 +102,68 @@ pub fn decode_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFile
             )
         })
         .collect()
+}
+
+/// Encode a manifest list with Java's Avro schema (`_VERSION` 2 then the `ManifestFileMeta`
+/// fields, including the newer nullable `_TOTAL_BUCKETS` and `_EXTRA_FILES`;
+/// `spec/table-layout.md` §5.2).
+///
+/// # Errors
+/// [`Error::Invalid`](crate::Error::Invalid) if Avro encoding fails.
+pub fn encode_manifest_list(
+    metas: &[ManifestFileMeta],
+    options: &AvroWriteOptions,
+) -> Result<Vec<u8>> {
+    let schema = record(
+        TOP_RECORD,
+        vec![
+            field("_VERSION", json!("int")),
+            field("_FILE_NAME", json!("string")),
+            field("_FILE_SIZE", json!("long")),
+            field("_NUM_ADDED_FILES", json!("long")),
+            field("_NUM_DELETED_FILES", json!("long")),
+            field(
+                "_PARTITION_STATS",
+                simple_stats_schema(&nested(TOP_RECORD, "_PARTITION_STATS")),
+            ),
+            field("_SCHEMA_ID", json!("long")),
+            nfield("_MIN_BUCKET", json!("int")),
+            nfield("_MAX_BUCKET", json!("int")),
+            nfield("_MIN_LEVEL", json!("int")),
+            nfield("_MAX_LEVEL", json!("int")),
+            nfield("_MIN_ROW_ID", json!("long")),
+            nfield("_MAX_ROW_ID", json!("long")),
+            nfield("_TOTAL_BUCKETS", json!("int")),
+            nfield("_EXTRA_FILES", array(json!("string"))),
+        ],
+    );
+    let records = metas
+        .iter()
+        .map(|m| {
+            Value::Record(vec![
+                ("_VERSION".into(), Value::Int(2)),
+                ("_FILE_NAME".into(), Value::String(m.file_name.clone())),
+                ("_FILE_SIZE".into(), Value::Long(m.file_size)),
+                ("_NUM_ADDED_FILES".into(), Value::Long(m.num_added_files)),
+                (
+                    "_NUM_DELETED_FILES".into(),
+                    Value::Long(m.num_deleted_files),
+                ),
+                ("_PARTITION_STATS".into(), m.partition_stats.to_avro()),
+                ("_SCHEMA_ID".into(), Value::Long(m.schema_id)),
+                ("_MIN_BUCKET".into(), opt(m.min_bucket, Value::Int)),
+                ("_MAX_BUCKET".into(), opt(m.max_bucket, Value::Int)),
+                ("_MIN_LEVEL".into(), opt(m.min_level, Value::Int)),
+                ("_MAX_LEVEL".into(), opt(m.max_level, Value::Int)),
+                ("_MIN_ROW_ID".into(), opt(m.min_row_id, Value::Long)),
+                ("_MAX_ROW_ID".into(), opt(m.max_row_id, Value::Long)),
+                ("_TOTAL_BUCKETS".into(), opt(m.total_buckets, Value::Int)),
+                (
+                    "_EXTRA_FILES".into(),
+                    opt(m.extra_files.as_deref(), strings),
+                ),
+            ])
+        })
+        .collect();
+    write_container(&schema, records, options)
 }

@@ -2,6 +2,7 @@
 //! options.
 
 mod avro;
+pub mod avro_write;
 pub mod binary_row;
 pub mod data_file;
 pub mod index_manifest;
@@ -14,13 +15,17 @@ pub mod schema;
 pub mod snapshot;
 pub mod types;
 
+pub use avro_write::{AvroWriteOptions, ManifestCodec};
 pub use binary_row::{BinaryRow, Datum};
 pub use data_file::{DataFileMeta, FileSource, SimpleStats};
 pub use index_manifest::{
-    DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta, IndexManifestEntry, decode_index_manifest,
+    DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta, IndexManifestEntry, combine_index_entries,
+    decode_index_manifest, encode_index_manifest,
 };
-pub use manifest::{FileIdentifier, FileKind, ManifestEntry, decode_manifest, merge_entries};
-pub use manifest_list::{ManifestFileMeta, decode_manifest_list};
+pub use manifest::{
+    FileIdentifier, FileKind, ManifestEntry, decode_manifest, encode_manifest, merge_entries,
+};
+pub use manifest_list::{ManifestFileMeta, decode_manifest_list, encode_manifest_list};
 pub use options::{ChangelogProducer, CoreOptions, MergeEngine};
 pub use schema::{TableSchema, decode_schema, encode_schema};
 pub use snapshot::{CommitKind, Snapshot, Tag, decode_hint, decode_snapshot, decode_tag};
