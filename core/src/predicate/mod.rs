@@ -67,10 +67,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::spec::{DataField, DataType, TypeKind};
+use crate::spec::{BinaryRow, DataField, DataType, Datum, TypeKind};
 
 pub use parser::ParseError;
-pub use stats::ColumnStats;
+pub use stats::{ColumnStats, value_stats_fields};
 
 /// A filter over columns (by name) and untyped literals, as parsed or built; not yet checked
 /// against a schema. Bind it with [`Predicate::bind`].
@@ -273,6 +273,41 @@ pub enum Value {
 }
 
 impl Value {
+    /// The value held by a decoded [`Datum`]; `None` for [`Datum::Null`] and for values that
+    /// predicates never compare (`ARRAY`, `MAP`, `ROW`, `VARIANT`) or that are out of range (a
+    /// timestamp whose nanos-of-milli is outside `0..1_000_000`). A `DECIMAL` keeps its
+    /// unscaled value: it is compared only with columns of the same type, hence scale.
+    pub fn from_datum(datum: &Datum) -> Option<Value> {
+        Some(match datum {
+            Datum::Boolean(b) => Value::Boolean(*b),
+            Datum::TinyInt(v) => Value::TinyInt(*v),
+            Datum::SmallInt(v) => Value::SmallInt(*v),
+            Datum::Int(v) => Value::Int(*v),
+            Datum::BigInt(v) => Value::BigInt(*v),
+            Datum::Float(v) => Value::Float(*v),
+            Datum::Double(v) => Value::Double(*v),
+            Datum::Decimal { unscaled, .. } => Value::Decimal(*unscaled),
+            Datum::String(v) => Value::String(v.clone()),
+            Datum::Binary(v) => Value::Binary(v.clone()),
+            Datum::Date(v) => Value::Date(*v),
+            Datum::Time(v) => Value::Time(*v),
+            Datum::Timestamp {
+                millis,
+                nanos_of_milli,
+            } => Value::Timestamp(Timestamp {
+                millis: *millis,
+                nanos_of_milli: u32::try_from(*nanos_of_milli)
+                    .ok()
+                    .filter(|n| *n < 1_000_000)?,
+            }),
+            Datum::Null
+            | Datum::Array(_)
+            | Datum::Map(_)
+            | Datum::Row(_)
+            | Datum::Variant { .. } => return None,
+        })
+    }
+
     /// Compares two values of the same variant; `None` for different variants. Floats use the
     /// IEEE 754 total order (like Arrow's kernels), strings and binaries unsigned bytes.
     pub fn compare(&self, other: &Value) -> Option<Ordering> {
@@ -626,24 +661,75 @@ impl BoundPredicate {
 
     /// `false` when no row of a partition with these exact values can satisfy the filter.
     ///
-    /// `partition_values[i]` is the value of `partition_fields[i]` (`None` = null partition
-    /// value, e.g. the default partition name). Leaves on other columns (the whole predicate
-    /// may be passed, not only [`BoundPredicate::partition_predicate`]) and leaves whose field
-    /// has a different type in `partition_fields` count as "may match".
+    /// `partition_values[i]` is the value of `partition_fields[i]` ([`Datum::Null`] for a null
+    /// partition value, i.e. the default partition name), decoded from the manifest entry's
+    /// `_PARTITION` row. Leaves on other columns (the whole predicate may be passed, not only
+    /// [`BoundPredicate::partition_predicate`]) count as "may match", and so do leaves whose
+    /// field has another type in `partition_fields` and values that cannot be compared
+    /// (a `Datum` of an unexpected variant). The answer is exact for conjunctions of leaves
+    /// that read only partition columns.
+    ///
+    /// Source: Java `PartitionPredicate` / `LeafPredicate.test(InternalRow)`.
     pub fn partition_may_match(
+        &self,
+        partition_values: &[Datum],
+        partition_fields: &[DataField],
+    ) -> bool {
+        let slots: Vec<stats::Slot> = partition_values
+            .iter()
+            .map(|d| match d {
+                Datum::Null => stats::Slot::Null,
+                d => Value::from_datum(d).map_or(stats::Slot::Opaque, stats::Slot::Value),
+            })
+            .collect();
+        stats::partition_may_match(&self.node, &slots, partition_fields)
+    }
+
+    /// [`BoundPredicate::partition_may_match`] on a `_PARTITION` binary row.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the row does not decode with the partition fields' types.
+    pub fn partition_row_may_match(
+        &self,
+        partition: &BinaryRow,
+        partition_fields: &[DataField],
+    ) -> Result<bool> {
+        let types: Vec<DataType> = partition_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let values = partition.fields(&types)?;
+        Ok(self.partition_may_match(&values, partition_fields))
+    }
+
+    /// [`BoundPredicate::partition_may_match`] on [`Value`]s (`None` = null).
+    pub fn partition_values_may_match(
         &self,
         partition_values: &[Option<Value>],
         partition_fields: &[DataField],
     ) -> bool {
-        stats::partition_may_match(&self.node, partition_values, partition_fields)
+        let slots: Vec<stats::Slot> = partition_values
+            .iter()
+            .map(|v| v.clone().map_or(stats::Slot::Null, stats::Slot::Value))
+            .collect();
+        stats::partition_may_match(&self.node, &slots, partition_fields)
     }
 
     /// `false` when no row of a data file with these statistics can satisfy the filter.
     ///
     /// `row_count` is the file's row count; `columns` the statistics the file has (value
-    /// stats, key stats), each with the *file's* field id and type. Columns without an entry,
-    /// or whose entry's id or type differs from the bound field, count as unknown (may match).
-    /// See the module docs for what is never pruned.
+    /// stats, key stats; see [`ColumnStats::from_simple_stats`] and [`value_stats_fields`]),
+    /// each with the *file's* field id and type. Columns without an entry, or whose entry's id
+    /// or type differs from the bound field, count as unknown (may match). See the module docs
+    /// for what is never pruned.
+    ///
+    /// Primary-key tables: a file's rows are not the table's rows until merged. As Java's
+    /// `KeyValueFileStoreScan` does, prune single files only on *key* statistics (every
+    /// version of a key lives in the key range of its file); on *value* statistics drop a
+    /// whole bucket only when no file of it may match (and never for the `partial-update` or
+    /// `aggregation` merge engines without deletion vectors), or single files when the
+    /// bucket's files do not overlap in keys. Otherwise an older matching version could
+    /// survive the merge in place of the newer, non-matching one.
     pub fn stats_may_match(&self, row_count: i64, columns: &[ColumnStats]) -> bool {
         stats::stats_may_match(&self.node, row_count, columns)
     }

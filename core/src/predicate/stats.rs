@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 
 use super::{BoundLeaf, CmpOp, Node, Test, Value, minmax_prunable};
-use crate::spec::{DataField, DataType, TypeKind};
+use crate::spec::{BinaryRow, DataField, DataFileMeta, DataType, SimpleStats, TypeKind};
 
 /// Statistics of one column of one data file, as stored in its `_VALUE_STATS` or
 /// `_KEY_STATS`, with the field id and type under which the *file* was written.
@@ -22,6 +22,66 @@ pub struct ColumnStats {
     pub max: Option<Value>,
     /// Number of nulls; `None` = unknown.
     pub null_count: Option<i64>,
+}
+
+impl ColumnStats {
+    /// The columns of a `SimpleStats` record (`_VALUE_STATS`, `_KEY_STATS` or
+    /// `_PARTITION_STATS`) whose columns are `fields` (the file's fields, in stats order; for
+    /// value stats see [`value_stats_fields`]).
+    ///
+    /// Lenient, because statistics only ever *enable* pruning: when the rows' arity differs
+    /// from `fields.len()` the result is empty (no statistics), a min or max that does not
+    /// decode is unknown, and a missing null count is unknown.
+    pub fn from_simple_stats(stats: &SimpleStats, fields: &[DataField]) -> Vec<ColumnStats> {
+        if stats.min_values.arity() != fields.len() || stats.max_values.arity() != fields.len() {
+            return Vec::new();
+        }
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let get = |row: &BinaryRow| {
+                    row.field(i, &f.data_type)
+                        .ok()
+                        .and_then(|d| Value::from_datum(&d))
+                };
+                ColumnStats {
+                    field_id: f.id,
+                    data_type: f.data_type.clone(),
+                    min: get(&stats.min_values),
+                    max: get(&stats.max_values),
+                    null_count: stats.null_counts.get(i).copied().flatten(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The fields of a data file's `_VALUE_STATS`: the fields of the file's schema
+/// (`file_schema_fields`, schema `_SCHEMA_ID`), projected by `_WRITE_COLS` when set, then by
+/// `_VALUE_STATS_COLS` when set (empty list = no value stats). `None` when a listed name is
+/// not in the schema (the statistics cannot be interpreted: use none).
+///
+/// Source: Java `org.apache.paimon.stats.SimpleStatsEvolutions` / `EvolutionStatsCache`
+/// (`schema.project(writeCols).project(valueStatsCols)`).
+pub fn value_stats_fields(
+    file: &DataFileMeta,
+    file_schema_fields: &[DataField],
+) -> Option<Vec<DataField>> {
+    let project = |fields: &[DataField], names: &[String]| -> Option<Vec<DataField>> {
+        names
+            .iter()
+            .map(|n| fields.iter().find(|f| &f.name == n).cloned())
+            .collect()
+    };
+    let written = match &file.write_cols {
+        Some(cols) => project(file_schema_fields, cols)?,
+        None => file_schema_fields.to_vec(),
+    };
+    match &file.value_stats_cols {
+        Some(cols) => project(&written, cols),
+        None => Some(written),
+    }
 }
 
 fn same_type(a: &DataType, b: &DataType) -> bool {
@@ -95,74 +155,52 @@ fn leaf_may_match(leaf: &BoundLeaf, row_count: i64, s: &ColumnStats) -> bool {
     if !minmax_prunable(&leaf.field.data_type) {
         return true;
     }
-    let (Some(min), Some(max)) = (&s.min, &s.max) else {
-        return true;
-    };
+    // Each bound is used on its own: a writer may drop one (Java's truncated string max).
+    let (min, max) = (s.min.as_ref(), s.max.as_ref());
     let float = is_float(kind);
-    if float && (float_unsafe(min) || float_unsafe(max)) {
+    if float && (min.is_some_and(float_unsafe) || max.is_some_and(float_unsafe)) {
         return true;
     }
-    // `Some(false)` only when the bounds prove that no value matches.
-    let between = |v: &Value| -> Option<bool> {
-        Some(min.compare(v)? != Ordering::Greater && max.compare(v)? != Ordering::Less)
-    };
-    let verdict = match &leaf.test {
+    // Each helper is `true` only when the bound is known, comparable and proves it.
+    let min_is = |v: &Value, f: fn(Ordering) -> bool| min.and_then(|m| m.compare(v)).is_some_and(f);
+    let max_is = |v: &Value, f: fn(Ordering) -> bool| max.and_then(|m| m.compare(v)).is_some_and(f);
+    let outside = |v: &Value| min_is(v, Ordering::is_gt) || max_is(v, Ordering::is_lt);
+    let only = |v: &Value| min_is(v, Ordering::is_eq) && max_is(v, Ordering::is_eq);
+    let cannot = match &leaf.test {
         Test::Cmp(op, v) => {
             if float && (float_unsafe(v) || !matches!(op, CmpOp::Eq | CmpOp::Lt | CmpOp::LtEq)) {
                 return true;
             }
             match op {
-                CmpOp::Eq => between(v),
-                CmpOp::NotEq => (|| {
-                    Some(min.compare(v)? != Ordering::Equal || max.compare(v)? != Ordering::Equal)
-                })(),
-                CmpOp::Lt => min.compare(v).map(|o| o == Ordering::Less),
-                CmpOp::LtEq => min.compare(v).map(|o| o != Ordering::Greater),
-                CmpOp::Gt => max.compare(v).map(|o| o == Ordering::Greater),
-                CmpOp::GtEq => max.compare(v).map(|o| o != Ordering::Less),
+                CmpOp::Eq => outside(v),
+                CmpOp::NotEq => only(v),
+                CmpOp::Lt => min_is(v, Ordering::is_ge),
+                CmpOp::LtEq => min_is(v, Ordering::is_gt),
+                CmpOp::Gt => max_is(v, Ordering::is_le),
+                CmpOp::GtEq => max_is(v, Ordering::is_lt),
             }
         }
         Test::In { values, .. } => {
             if float && values.iter().any(float_unsafe) {
                 return true;
             }
-            let mut any = Some(false);
-            for v in values {
-                match between(v) {
-                    Some(true) | None => {
-                        any = Some(true);
-                        break;
-                    }
-                    Some(false) => {}
-                }
-            }
-            any
+            values.iter().all(outside)
         }
-        Test::NotIn { values, .. } => {
-            if float {
-                return true;
-            }
-            // Cannot match only when every value equals one listed value.
-            (|| {
-                let single = min.compare(max)? == Ordering::Equal;
-                Some(
-                    !(single
-                        && values
-                            .iter()
-                            .any(|v| min.compare(v) == Some(Ordering::Equal))),
-                )
-            })()
-        }
-        _ => Some(true),
+        // Cannot match only when every value equals one listed value.
+        Test::NotIn { values, .. } => !float && values.iter().any(only),
+        Test::IsNull | Test::IsNotNull | Test::IfNotNull(_) | Test::Unknown => false,
     };
-    verdict.unwrap_or(true)
+    !cannot
 }
 
-pub(super) fn partition_may_match(
-    node: &Node,
-    values: &[Option<Value>],
-    fields: &[DataField],
-) -> bool {
+/// A partition value: null, a comparable value, or one that cannot be judged.
+pub(super) enum Slot {
+    Null,
+    Value(Value),
+    Opaque,
+}
+
+pub(super) fn partition_may_match(node: &Node, values: &[Slot], fields: &[DataField]) -> bool {
     match node {
         Node::And(c) => c.iter().all(|n| partition_may_match(n, values, fields)),
         Node::Or(c) => c.iter().any(|n| partition_may_match(n, values, fields)),
@@ -171,8 +209,10 @@ pub(super) fn partition_may_match(
             let pos = fields.iter().position(|f| {
                 f.id == leaf.field.id && same_type(&f.data_type, &leaf.field.data_type)
             });
-            let Some(value) = pos.and_then(|i| values.get(i)) else {
-                return true;
+            let value = match pos.and_then(|i| values.get(i)) {
+                None | Some(Slot::Opaque) => return true,
+                Some(Slot::Null) => None,
+                Some(Slot::Value(v)) => Some(v),
             };
             // A value of another variant than the literals cannot be compared: keep.
             if let Some(v) = value
@@ -180,7 +220,7 @@ pub(super) fn partition_may_match(
             {
                 return true;
             }
-            eval_leaf(leaf, value.as_ref()) == Some(true)
+            eval_leaf(leaf, value) == Some(true)
         }
     }
 }

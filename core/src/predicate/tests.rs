@@ -1029,8 +1029,7 @@ fn stats_truth_table() {
     // Unknown stats: only the always-unknown tests prune.
     for stats in [
         i_stats(None, None, None),
-        i_stats(Some(Value::Int(10)), None, Some(1)),
-        i_stats(None, Some(Value::Int(20)), Some(1)),
+        i_stats(None, None, Some(1)),
         vec![],
     ] {
         for text in [
@@ -1045,6 +1044,30 @@ fn stats_truth_table() {
         }
         assert!(!bind("i = NULL").stats_may_match(10, &stats));
         assert!(!bind("i NOT IN (1, NULL)").stats_may_match(10, &stats));
+    }
+    // One bound only: it prunes on its side.
+    let min_only = i_stats(Some(Value::Int(10)), None, Some(1));
+    let max_only = i_stats(None, Some(Value::Int(20)), Some(1));
+    for (text, with_min, with_max) in [
+        ("i = 1", false, true),
+        ("i = 30", true, false),
+        ("i < 10", false, true),
+        ("i >= 21", true, false),
+        ("i IN (1, 30)", true, true),
+        ("i IN (1, 2)", false, true),
+        ("i <> 10", true, true),
+        ("i NOT IN (10)", true, true),
+    ] {
+        assert_eq!(
+            bind(text).stats_may_match(10, &min_only),
+            with_min,
+            "{text} min only"
+        );
+        assert_eq!(
+            bind(text).stats_may_match(10, &max_only),
+            with_max,
+            "{text} max only"
+        );
     }
     // Null count unknown but bounds known: bounds still prune.
     let no_nulls_known = i_stats(Some(Value::Int(10)), Some(Value::Int(20)), None);
@@ -1149,6 +1172,10 @@ fn never_pruned_types() {
     ] {
         assert_eq!(bind(text).stats_may_match(3, &bounds), want, "{text}");
     }
+    // pyarrow skips NaN: a file with {2.0, NaN} reports [2.0, 2.0].
+    assert!(bind("d NOT IN (2)").stats_may_match(3, &d(2.0, 2.0)));
+    assert!(bind("d <> 2").stats_may_match(3, &d(2.0, 2.0)));
+    assert!(bind("d > 2").stats_may_match(3, &d(2.0, 2.0)));
     assert!(bind("d = 5").stats_may_match(3, &d(f64::NAN, 2.0)));
     assert!(bind("d < -1").stats_may_match(3, &d(0.0, 2.0)));
     assert!(bind("d < -1").stats_may_match(3, &d(-0.0, 2.0)));
@@ -1201,8 +1228,11 @@ fn partition_pruning() {
         .unwrap()
         .bind(&fields)
         .unwrap();
-    let part = |dt: Option<&str>, hr: Option<i32>| -> Vec<Option<Value>> {
-        vec![dt.map(|s| Value::String(s.into())), hr.map(Value::Int)]
+    let part = |dt: Option<&str>, hr: Option<i32>| -> Vec<Datum> {
+        vec![
+            dt.map_or(Datum::Null, |s| Datum::String(s.into())),
+            hr.map_or(Datum::Null, Datum::Int),
+        ]
     };
     assert!(p.partition_may_match(&part(Some("20240514"), Some(12)), parts));
     assert!(!p.partition_may_match(&part(Some("20240514"), Some(11)), parts));
@@ -1236,10 +1266,26 @@ fn partition_pruning() {
     assert!(!not_eq.partition_may_match(&part(Some("a"), None), parts));
     assert!(not_eq.partition_may_match(&part(Some("a"), Some(2)), parts));
     // A value of an unexpected variant cannot be judged: keep the partition.
-    assert!(p.partition_may_match(&[Some(Value::BigInt(1)), Some(Value::Int(12))], parts));
+    assert!(p.partition_may_match(&[Datum::BigInt(1), Datum::Int(12)], parts));
+    assert!(p.partition_may_match(&[Datum::Array(vec![]), Datum::Int(12)], parts));
+    assert!(p.partition_values_may_match(&[Some(Value::BigInt(1)), Some(Value::Int(12))], parts));
     // A partition field with a different type than the read schema: keep.
     let changed = vec![field(0, "dt", TypeKind::Int), field(1, "hr", TypeKind::Int)];
-    assert!(p.partition_may_match(&[Some(Value::Int(1)), Some(Value::Int(12))], &changed));
+    assert!(p.partition_may_match(&[Datum::Int(1), Datum::Int(12)], &changed));
+    // A `_PARTITION` row, golden bytes from spec/table-layout.md §6: ('20240514', 12).
+    let row = BinaryRow::from_serialized(
+        &crate::util::unhex(
+            "00000002000000000000000008000000180000000c000000000000003230323430353134",
+        )
+        .unwrap(),
+        "test",
+    )
+    .unwrap();
+    assert!(p.partition_row_may_match(&row, parts).unwrap());
+    let hr_13 = Predicate::parse("hr = 13").unwrap().bind(&fields).unwrap();
+    assert!(!hr_13.partition_row_may_match(&row, parts).unwrap());
+    // A row that does not decode with the keys is an error, not a guess.
+    assert!(p.partition_row_may_match(&row, &fields).is_err());
     // Java splitAnd semantics.
     assert_eq!(p.split_and().len(), 3);
     assert_eq!(BoundPredicate::and_all(p.split_and()).unwrap(), p);
@@ -1414,7 +1460,9 @@ fn writer_stats(table: &Table, rng: &mut Rng) -> Vec<ColumnStats> {
                 _ => None,
             })
             .collect();
-        let flip = |x: f64, rng: &mut Rng| if x == 0.0 && rng.below(2) == 0 { -x } else { x };
+        let flip = |x: f64, rng: &mut Rng| {
+            if x == 0.0 && rng.below(2) == 0 { -x } else { x }
+        };
         s.min = vals
             .iter()
             .copied()
@@ -1426,6 +1474,25 @@ fn writer_stats(table: &Table, rng: &mut Rng) -> Vec<ColumnStats> {
             .reduce(f64::max)
             .map(|x| Value::Double(flip(x, rng)));
     }
+    for s in stats.iter_mut() {
+        // Java `truncate(1)` on strings: min a prefix, max a prefix with its last code point
+        // incremented (or no max when that is impossible).
+        if let Some(Value::String(m)) = &s.min {
+            s.min = Some(Value::String(m.chars().take(1).collect()));
+        }
+        if let Some(Value::String(m)) = &s.max
+            && m.chars().count() > 1
+        {
+            let first = m.chars().next().unwrap();
+            s.max = char::from_u32(first as u32 + 1).map(|c| Value::String(c.to_string()));
+        }
+        // Some writers drop a bound.
+        match rng.below(8) {
+            0 => s.min = None,
+            1 => s.max = None,
+            _ => {}
+        }
+    }
     stats
 }
 
@@ -1434,7 +1501,7 @@ fn property_cannot_match_implies_no_selected_row() {
     let fields = prop_fields();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut pruned, mut checked) = (0, 0);
-    for _ in 0..300 {
+    for _ in 0..600 {
         let n_rows = 1 + rng.below(4) as usize;
         let rows: Vec<Vec<Option<Value>>> = (0..n_rows)
             .map(|_| {
@@ -1470,11 +1537,94 @@ fn property_cannot_match_implies_no_selected_row() {
             }
             // A one-row table is a partition: pruning on its exact values is exact.
             if n_rows == 1 {
-                let may = p.partition_may_match(&table.rows[0], &fields);
+                let may = p.partition_values_may_match(&table.rows[0], &fields);
                 assert_eq!(may, !selected.is_empty(), "{text} on {:?}", table.rows[0]);
             }
         }
     }
+    eprintln!("pruned {pruned} of {checked}");
     // The test exercises pruning, not only "may match".
     assert!(pruned > checked / 10, "pruned {pruned} of {checked}");
+}
+
+// ---------------------------------------------------------------------------------------
+// statistics from manifest records
+
+#[test]
+fn column_stats_from_simple_stats() {
+    let fields = vec![
+        field(0, "i", TypeKind::Int),
+        field(
+            1,
+            "s",
+            TypeKind::VarChar {
+                length: 2_147_483_647,
+            },
+        ),
+        field(2, "ts9", TypeKind::Timestamp { precision: 9 }),
+    ];
+    let types: Vec<DataType> = fields.iter().map(|f| f.data_type.clone()).collect();
+    let min = BinaryRow::encode(
+        &[
+            Datum::Int(3),
+            Datum::String("a long string value".into()),
+            Datum::Timestamp {
+                millis: 1000,
+                nanos_of_milli: 5,
+            },
+        ],
+        &types,
+    )
+    .unwrap();
+    let max = BinaryRow::encode(&[Datum::Int(9), Datum::Null, Datum::Null], &types).unwrap();
+    let stats = crate::spec::SimpleStats {
+        min_values: min,
+        max_values: max,
+        null_counts: vec![Some(0), Some(2), None],
+    };
+    let cols = ColumnStats::from_simple_stats(&stats, &fields);
+    assert_eq!(
+        cols,
+        vec![
+            cs(
+                0,
+                TypeKind::Int,
+                Some(Value::Int(3)),
+                Some(Value::Int(9)),
+                Some(0)
+            ),
+            cs(
+                1,
+                TypeKind::VarChar {
+                    length: 2_147_483_647
+                },
+                Some(Value::String("a long string value".into())),
+                None,
+                Some(2)
+            ),
+            cs(
+                2,
+                TypeKind::Timestamp { precision: 9 },
+                Some(Value::Timestamp(Timestamp {
+                    millis: 1000,
+                    nanos_of_milli: 5
+                })),
+                None,
+                None
+            ),
+        ]
+    );
+    let p = Predicate::parse("i > 9 OR s < 'a'")
+        .unwrap()
+        .bind(&fields)
+        .unwrap();
+    assert!(!p.stats_may_match(10, &cols));
+    let p = Predicate::parse("i >= 9 OR s < 'a'")
+        .unwrap()
+        .bind(&fields)
+        .unwrap();
+    assert!(p.stats_may_match(10, &cols));
+    // Arity mismatch (e.g. empty stats of a pypaimon file): no statistics at all.
+    assert!(ColumnStats::from_simple_stats(&crate::spec::SimpleStats::empty(), &fields).is_empty());
+    assert!(ColumnStats::from_simple_stats(&crate::spec::SimpleStats::empty(), &[]).is_empty());
 }
