@@ -1,0 +1,468 @@
+//! Scan planning: from a snapshot to the live data files and their splits.
+//!
+//! Source: Java `org.apache.paimon.operation.{AbstractFileStoreScan, KeyValueFileStoreScan,
+//! AppendOnlyFileStoreScan}`, `org.apache.paimon.table.source.snapshot.SnapshotReaderImpl`,
+//! `org.apache.paimon.table.source.AbstractBatchTableScan`.
+//!
+//! Rounds of IO, in order: snapshot resolution (see [`super::snapshot_resolver`]); base and
+//! delta manifest lists (one round); every manifest (one round); the index manifest when
+//! deletion vectors are on; the schemas of files written under other schema ids (one round).
+
+use std::collections::BTreeMap;
+
+use futures_util::future::try_join_all;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::io::Io;
+use crate::spec::options::MergeEngine;
+use crate::spec::partition::{bucket_dir, partition_path};
+use crate::spec::schema::{decode_schema, schema_path};
+use crate::spec::snapshot::Snapshot;
+use crate::spec::{
+    BinaryRow, DataFileMeta, Datum, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta,
+    TableSchema, decode_index_manifest, decode_manifest, decode_manifest_list, merge_entries,
+};
+
+use super::split::{
+    KeyedFile, SplitGroup, append_splits, data_evolution_splits, merge_tree_splits,
+};
+
+/// Directory of manifests, manifest lists and index manifests, relative to the table root.
+pub const MANIFEST_DIR: &str = "manifest";
+/// Directory of index files (deletion vectors, hash index), relative to the table root.
+pub const INDEX_DIR: &str = "index";
+/// Index type of deletion-vector index files.
+pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
+
+/// How the rows of a table are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableKind {
+    /// Append table: files are read and concatenated.
+    Append,
+    /// Primary-key table: sorted runs are merged by key with a merge engine.
+    PrimaryKey,
+    /// Append table with row tracking and data evolution: files of one row-id range are
+    /// merged column-wise (field groups).
+    DataEvolution,
+}
+
+impl TableKind {
+    /// The kind of a table with this schema.
+    pub fn of(schema: &TableSchema) -> Result<TableKind> {
+        let options = schema.core_options();
+        Ok(if schema.is_primary_key_table() {
+            TableKind::PrimaryKey
+        } else if options.row_tracking_enabled()? && options.data_evolution_enabled()? {
+            TableKind::DataEvolution
+        } else {
+            TableKind::Append
+        })
+    }
+}
+
+/// Deletion vector of one data file: where its bitmap lives in an index file.
+///
+/// Source: Java `org.apache.paimon.table.source.DeletionFile`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletionFile {
+    /// Index file path, relative to the table root (or absolute when external).
+    pub path: String,
+    /// Offset in bytes of the entry (its length field) in the index file.
+    pub offset: i64,
+    /// Length in bytes as recorded in the index manifest.
+    pub length: i64,
+    /// Number of deleted rows, when recorded.
+    pub cardinality: Option<i64>,
+}
+
+/// A unit of reading: files of one partition and bucket.
+///
+/// Source: Java `org.apache.paimon.table.source.DataSplit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataSplit {
+    /// Snapshot the split was planned from.
+    pub snapshot_id: i64,
+    /// Partition values.
+    pub partition: BinaryRow,
+    /// Bucket number.
+    pub bucket: i32,
+    /// Directory of the bucket relative to the table root, e.g. `dt=2024-01-01/bucket-0`.
+    pub bucket_path: String,
+    /// Total buckets recorded in the manifest entry.
+    pub total_buckets: Option<i32>,
+    /// The data files.
+    pub data_files: Vec<DataFileMeta>,
+    /// Deletion vector of each data file (same order), when deletion vectors are on.
+    pub deletion_files: Option<Vec<Option<DeletionFile>>>,
+    /// Whether the files can be read without merging.
+    pub raw_convertible: bool,
+}
+
+impl DataSplit {
+    /// Path of a data file of this split, relative to the table root (or absolute when the
+    /// file is external).
+    pub fn file_path(&self, file: &DataFileMeta) -> String {
+        file.path_in_bucket(&self.bucket_path)
+    }
+
+    /// Total rows of the split's files (unmerged).
+    pub fn row_count(&self) -> i64 {
+        self.data_files.iter().map(|f| f.row_count).sum()
+    }
+}
+
+/// What to scan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScanRequest {
+    /// Table option overrides for this scan (`scan.snapshot-id`, `scan.tag-name`,
+    /// `scan.timestamp-millis`, `source.split.target-size`, ...), applied on top of the
+    /// schema's options.
+    pub options: BTreeMap<String, String>,
+}
+
+impl ScanRequest {
+    /// Scan a given snapshot id.
+    pub fn with_snapshot_id(mut self, id: i64) -> Self {
+        self.options
+            .insert("scan.snapshot-id".to_string(), id.to_string());
+        self
+    }
+
+    /// Scan the snapshot of a tag.
+    pub fn with_tag(mut self, tag: &str) -> Self {
+        self.options
+            .insert("scan.tag-name".to_string(), tag.to_string());
+        self
+    }
+
+    /// Scan the latest snapshot committed at or before `millis` (epoch milliseconds).
+    pub fn with_timestamp_millis(mut self, millis: i64) -> Self {
+        self.options
+            .insert("scan.timestamp-millis".to_string(), millis.to_string());
+        self
+    }
+
+    /// Set any option for this scan.
+    pub fn with_option(mut self, key: &str, value: &str) -> Self {
+        self.options.insert(key.to_string(), value.to_string());
+        self
+    }
+}
+
+/// The result of planning: splits plus everything a split reader needs besides bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The snapshot read; `None` for a table without snapshots (no splits).
+    pub snapshot: Option<Snapshot>,
+    /// The schema of that snapshot: the read schema.
+    pub schema: TableSchema,
+    /// The effective options (schema options plus the request's overrides).
+    pub options: BTreeMap<String, String>,
+    /// Every schema a data file of the plan was written with, by id (the read schema too).
+    pub schemas: BTreeMap<i64, TableSchema>,
+    /// How rows are read.
+    pub table_kind: TableKind,
+    /// The splits, in Java's order (partition, then bucket, in first-seen manifest order).
+    pub splits: Vec<DataSplit>,
+}
+
+/// Plan a batch scan of the table at the IO root.
+///
+/// Errors: IO failures, corrupt metadata (naming the file), invalid options or an unknown
+/// snapshot/tag.
+pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
+    let resolved = super::snapshot_resolver::resolve(io, &request.options).await?;
+    let (snapshot, schema) = match resolved {
+        Some((snapshot, schema)) => (Some(snapshot), schema),
+        None => (None, super::snapshot_resolver::read_latest_schema(io).await?),
+    };
+    let options = schema.core_options().with_overrides(&request.options);
+    let table_kind = TableKind::of(&schema)?;
+    let mut schemas = BTreeMap::new();
+    let Some(snapshot) = snapshot else {
+        schemas.insert(schema.id, schema.clone());
+        return Ok(Plan {
+            snapshot: None,
+            schema,
+            options: options.map().clone(),
+            schemas,
+            table_kind,
+            splits: Vec::new(),
+        });
+    };
+
+    let entries = read_live_entries(io, &snapshot).await?;
+
+    // Filters of a batch scan.
+    let bucket_option = options.bucket()?;
+    let skip_level0 = table_kind == TableKind::PrimaryKey && options.batch_scan_skip_level0()?;
+    let only_real_buckets = bucket_option == POSTPONE_BUCKET;
+    let entries: Vec<ManifestEntry> = entries
+        .into_iter()
+        .filter(|e| !(only_real_buckets && e.bucket < 0))
+        .filter(|e| !(skip_level0 && e.file.level == 0))
+        .collect();
+
+    // Group by partition then bucket, in first-seen order (Java's LinkedHashMap).
+    let mut groups: Vec<((BinaryRow, i32), Vec<ManifestEntry>)> = Vec::new();
+    let mut index: BTreeMap<(Vec<u8>, i32), usize> = BTreeMap::new();
+    for e in entries {
+        let key = (e.partition.row_bytes().to_vec(), e.bucket);
+        match index.get(&key) {
+            Some(&i) => groups[i].1.push(e),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(((e.partition.clone(), e.bucket), vec![e]));
+            }
+        }
+    }
+    // Java groups by partition first (a map of maps): stable-sort by first partition position.
+    let mut partition_order: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
+    for ((p, _), _) in &groups {
+        let n = partition_order.len();
+        partition_order.entry(p.row_bytes().to_vec()).or_insert(n);
+    }
+    groups.sort_by_key(|((p, _), _)| partition_order.get(p.row_bytes()).copied());
+
+    // Deletion vectors.
+    let deletion_vectors = options.deletion_vectors_enabled()?;
+    let dv_map = if deletion_vectors {
+        read_deletion_files(io, &snapshot).await?
+    } else {
+        BTreeMap::new()
+    };
+
+    let target_size = options.split_target_size_bytes()?;
+    let open_file_cost = options.split_open_file_cost_bytes()?;
+    let partition_fields = schema.partition_fields()?;
+    let partition_types: Vec<_> = partition_fields.iter().map(|f| f.data_type.clone()).collect();
+    let partition_names: Vec<String> = partition_fields.iter().map(|f| f.name.clone()).collect();
+    let key_types = key_types(&schema)?;
+    let merge_engine = if table_kind == TableKind::PrimaryKey {
+        Some(options.merge_engine()?)
+    } else {
+        None
+    };
+    let count_blob_size = !options.blob_as_descriptor()?;
+
+    let mut splits = Vec::new();
+    for ((partition, bucket), entries) in groups {
+        let total_buckets = entries.first().map(|e| e.total_buckets);
+        let files: Vec<DataFileMeta> = entries.into_iter().map(|e| e.file).collect();
+        let groups: Vec<SplitGroup> = match table_kind {
+            TableKind::Append => append_splits(files, target_size, open_file_cost),
+            TableKind::DataEvolution => {
+                data_evolution_splits(files, target_size, open_file_cost, count_blob_size)
+            }
+            TableKind::PrimaryKey => {
+                let keyed = files
+                    .into_iter()
+                    .map(|f| keyed_file(f, &key_types))
+                    .collect::<Result<Vec<_>>>()?;
+                merge_tree_splits(
+                    keyed,
+                    target_size,
+                    open_file_cost,
+                    deletion_vectors,
+                    merge_engine == Some(MergeEngine::FirstRow),
+                )
+            }
+        };
+        let partition_dir = partition_path(
+            &partition,
+            &partition_names,
+            &partition_types,
+            &options,
+        )?;
+        let mut bucket_path = String::new();
+        if let Some(dir) = options.data_file_path_directory() {
+            bucket_path.push_str(dir.trim_end_matches('/'));
+            bucket_path.push('/');
+        }
+        bucket_path.push_str(&partition_dir);
+        bucket_path.push_str(&bucket_dir(bucket));
+        let dvs = dv_map.get(&(partition.row_bytes().to_vec(), bucket));
+        for g in groups {
+            let deletion_files = deletion_vectors.then(|| {
+                g.files
+                    .iter()
+                    .map(|f| dvs.and_then(|m| m.get(&f.file_name)).cloned())
+                    .collect()
+            });
+            splits.push(DataSplit {
+                snapshot_id: snapshot.id,
+                partition: partition.clone(),
+                bucket,
+                bucket_path: bucket_path.clone(),
+                total_buckets,
+                data_files: g.files,
+                deletion_files,
+                raw_convertible: g.raw_convertible,
+            });
+        }
+    }
+
+    // Schemas of the files.
+    schemas.insert(schema.id, schema.clone());
+    let mut missing: Vec<i64> = splits
+        .iter()
+        .flat_map(|s| s.data_files.iter().map(|f| f.schema_id))
+        .filter(|id| !schemas.contains_key(id))
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    let loaded = try_join_all(missing.iter().map(|&id| async move {
+        let path = schema_path(id);
+        let bytes = io.read(&path).await?;
+        decode_schema(&bytes, &path)
+    }))
+    .await?;
+    for s in loaded {
+        schemas.insert(s.id, s);
+    }
+
+    Ok(Plan {
+        snapshot: Some(snapshot),
+        schema,
+        options: options.map().clone(),
+        schemas,
+        table_kind,
+        splits,
+    })
+}
+
+/// Bucket number of the postpone bucket (`bucket = -2`).
+pub const POSTPONE_BUCKET: i32 = -2;
+
+/// Read a manifest list file.
+pub async fn read_manifest_list<T>(io: &Io<T>, file_name: &str) -> Result<Vec<ManifestFileMeta>> {
+    let path = format!("{MANIFEST_DIR}/{file_name}");
+    let bytes = io.read(&path).await?;
+    decode_manifest_list(&bytes, &path)
+}
+
+/// The manifests of a snapshot: base list then delta list, in order.
+pub async fn read_data_manifests<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<ManifestFileMeta>> {
+    let (base, delta) = futures_util::future::try_join(
+        read_manifest_list(io, &snapshot.base_manifest_list),
+        read_manifest_list(io, &snapshot.delta_manifest_list),
+    )
+    .await?;
+    let mut all = base;
+    all.extend(delta);
+    Ok(all)
+}
+
+/// Every manifest entry of the given manifests, in manifest order (one round).
+pub async fn read_manifest_entries<T>(
+    io: &Io<T>,
+    manifests: &[ManifestFileMeta],
+) -> Result<Vec<ManifestEntry>> {
+    let per_file = try_join_all(manifests.iter().map(|m| async move {
+        let path = format!("{MANIFEST_DIR}/{}", m.file_name);
+        let bytes = io.read(&path).await?;
+        decode_manifest(&bytes, &path)
+    }))
+    .await?;
+    Ok(per_file.into_iter().flatten().collect())
+}
+
+/// The live data files of a snapshot (ADD entries after merging base and delta manifests),
+/// in Java's order. Postpone-bucket and level-0 files included: this is what `$files` lists.
+///
+/// Errors: a DELETE entry whose ADD is missing (the snapshot's manifests are inconsistent).
+pub async fn read_live_entries<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
+    let manifests = read_data_manifests(io, snapshot).await?;
+    let entries = read_manifest_entries(io, &manifests).await?;
+    let merged = merge_entries(entries)?;
+    let mut live = Vec::with_capacity(merged.len());
+    for e in merged {
+        match e.kind {
+            FileKind::Add => live.push(e),
+            FileKind::Delete => {
+                return Err(Error::corrupt(
+                    format!("snapshot-{}", snapshot.id),
+                    "manifest",
+                    format!(
+                        "DELETE entry for data file {} (bucket {}) without a matching ADD",
+                        e.file.file_name, e.bucket
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(live)
+}
+
+/// Entries of the snapshot's index manifest (empty when it has none).
+pub async fn read_index_entries<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<IndexManifestEntry>> {
+    let Some(name) = &snapshot.index_manifest else {
+        return Ok(Vec::new());
+    };
+    let path = format!("{MANIFEST_DIR}/{name}");
+    let bytes = io.read(&path).await?;
+    decode_index_manifest(&bytes, &path)
+}
+
+type DvMap = BTreeMap<(Vec<u8>, i32), BTreeMap<String, DeletionFile>>;
+
+/// Deletion files by (partition bytes, bucket) and data file name.
+async fn read_deletion_files<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<DvMap> {
+    let mut map: DvMap = BTreeMap::new();
+    for e in read_index_entries(io, snapshot).await? {
+        if e.kind != FileKind::Add || e.index_file.index_type != DELETION_VECTORS_INDEX {
+            continue;
+        }
+        let path = e.index_file.path_in(INDEX_DIR);
+        let per_bucket = map
+            .entry((e.partition.row_bytes().to_vec(), e.bucket))
+            .or_default();
+        for r in e.index_file.dv_ranges.iter().flatten() {
+            per_bucket.insert(
+                r.data_file_name.clone(),
+                DeletionFile {
+                    path: path.clone(),
+                    offset: i64::from(r.offset),
+                    length: i64::from(r.length),
+                    cardinality: r.cardinality,
+                },
+            );
+        }
+    }
+    Ok(map)
+}
+
+/// Types of the trimmed primary key (the key of KeyValue files), in key order.
+pub fn key_types(schema: &TableSchema) -> Result<Vec<crate::spec::DataType>> {
+    if !schema.is_primary_key_table() {
+        return Ok(Vec::new());
+    }
+    schema
+        .trimmed_primary_keys()?
+        .iter()
+        .map(|k| {
+            schema
+                .field(k)
+                .map(|f| f.data_type.clone())
+                .ok_or_else(|| Error::invalid(format!("primary key {k} is not a field of schema {}", schema.id)))
+        })
+        .collect()
+}
+
+fn keyed_file(file: DataFileMeta, key_types: &[crate::spec::DataType]) -> Result<KeyedFile<Vec<Datum>>> {
+    let decode = |row: &BinaryRow| -> Result<Vec<Datum>> {
+        if row.arity() == 0 {
+            return Ok(Vec::new());
+        }
+        row.fields(key_types)
+    };
+    let min_key = decode(&file.min_key)?;
+    let max_key = decode(&file.max_key)?;
+    Ok(KeyedFile {
+        file,
+        min_key,
+        max_key,
+    })
+}
