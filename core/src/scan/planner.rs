@@ -15,13 +15,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::Io;
+use crate::spec::CoreOptions;
 use crate::spec::options::MergeEngine;
-use crate::spec::partition::{bucket_dir, partition_path};
+use crate::spec::partition::{POSTPONE_BUCKET, PartitionNaming, bucket_path, partition_path};
 use crate::spec::schema::{decode_schema, schema_path};
 use crate::spec::snapshot::Snapshot;
 use crate::spec::{
-    BinaryRow, DataFileMeta, Datum, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta,
-    TableSchema, decode_index_manifest, decode_manifest, decode_manifest_list, merge_entries,
+    BinaryRow, DataField, DataFileMeta, Datum, FileKind, IndexManifestEntry, ManifestEntry,
+    ManifestFileMeta, TableSchema, decode_index_manifest, decode_manifest, decode_manifest_list,
+    merge_entries,
 };
 
 use super::split::{
@@ -75,6 +77,8 @@ pub struct DeletionFile {
     pub length: i64,
     /// Number of deleted rows, when recorded.
     pub cardinality: Option<i64>,
+    /// Size in bytes of the whole index file (bounds the entry read).
+    pub index_file_size: i64,
 }
 
 /// A unit of reading: files of one partition and bucket.
@@ -173,10 +177,18 @@ pub struct Plan {
 /// Errors: IO failures, corrupt metadata (naming the file), invalid options or an unknown
 /// snapshot/tag.
 pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
-    let resolved = super::snapshot_resolver::resolve(io, &request.options).await?;
+    let travel = CoreOptions::new(request.options.clone());
+    let resolved = super::snapshot_resolver::resolve(io, &travel).await?;
     let (snapshot, schema) = match resolved {
         Some((snapshot, schema)) => (Some(snapshot), schema),
-        None => (None, super::snapshot_resolver::read_latest_schema(io).await?),
+        None => match super::snapshot_resolver::read_latest_schema(io).await? {
+            Some(schema) => (None, schema),
+            None => {
+                return Err(Error::invalid(
+                    "no table here: schema/ holds no schema file".to_string(),
+                ));
+            }
+        },
     };
     let options = schema.core_options().with_overrides(&request.options);
     let table_kind = TableKind::of(&schema)?;
@@ -237,8 +249,15 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     let target_size = options.split_target_size_bytes()?;
     let open_file_cost = options.split_open_file_cost_bytes()?;
     let partition_fields = schema.partition_fields()?;
-    let partition_types: Vec<_> = partition_fields.iter().map(|f| f.data_type.clone()).collect();
-    let partition_names: Vec<String> = partition_fields.iter().map(|f| f.name.clone()).collect();
+    let partition_keys: Vec<DataField> = partition_fields.into_iter().cloned().collect();
+    let naming = PartitionNaming {
+        default_name: options.partition_default_name().to_string(),
+        legacy_name: options.partition_legacy_name()?,
+    };
+    let data_root = options
+        .data_file_path_directory()
+        .map(|d| d.trim_end_matches('/').to_string())
+        .unwrap_or_default();
     let key_types = key_types(&schema)?;
     let merge_engine = if table_kind == TableKind::PrimaryKey {
         Some(options.merge_engine()?)
@@ -270,19 +289,8 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
                 )
             }
         };
-        let partition_dir = partition_path(
-            &partition,
-            &partition_names,
-            &partition_types,
-            &options,
-        )?;
-        let mut bucket_path = String::new();
-        if let Some(dir) = options.data_file_path_directory() {
-            bucket_path.push_str(dir.trim_end_matches('/'));
-            bucket_path.push('/');
-        }
-        bucket_path.push_str(&partition_dir);
-        bucket_path.push_str(&bucket_dir(bucket));
+        let partition_dir = partition_path(&partition_keys, &partition, &naming)?;
+        let bucket_path = bucket_path(&data_root, &partition_dir, bucket);
         let dvs = dv_map.get(&(partition.row_bytes().to_vec(), bucket));
         for g in groups {
             let deletion_files = deletion_vectors.then(|| {
@@ -333,9 +341,6 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     })
 }
 
-/// Bucket number of the postpone bucket (`bucket = -2`).
-pub const POSTPONE_BUCKET: i32 = -2;
-
 /// Read a manifest list file.
 pub async fn read_manifest_list<T>(io: &Io<T>, file_name: &str) -> Result<Vec<ManifestFileMeta>> {
     let path = format!("{MANIFEST_DIR}/{file_name}");
@@ -344,7 +349,10 @@ pub async fn read_manifest_list<T>(io: &Io<T>, file_name: &str) -> Result<Vec<Ma
 }
 
 /// The manifests of a snapshot: base list then delta list, in order.
-pub async fn read_data_manifests<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<ManifestFileMeta>> {
+pub async fn read_data_manifests<T>(
+    io: &Io<T>,
+    snapshot: &Snapshot,
+) -> Result<Vec<ManifestFileMeta>> {
     let (base, delta) = futures_util::future::try_join(
         read_manifest_list(io, &snapshot.base_manifest_list),
         read_manifest_list(io, &snapshot.delta_manifest_list),
@@ -397,7 +405,10 @@ pub async fn read_live_entries<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec
 }
 
 /// Entries of the snapshot's index manifest (empty when it has none).
-pub async fn read_index_entries<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<IndexManifestEntry>> {
+pub async fn read_index_entries<T>(
+    io: &Io<T>,
+    snapshot: &Snapshot,
+) -> Result<Vec<IndexManifestEntry>> {
     let Some(name) = &snapshot.index_manifest else {
         return Ok(Vec::new());
     };
@@ -427,6 +438,7 @@ async fn read_deletion_files<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<DvMap
                     offset: i64::from(r.offset),
                     length: i64::from(r.length),
                     cardinality: r.cardinality,
+                    index_file_size: e.index_file.file_size,
                 },
             );
         }
@@ -443,15 +455,20 @@ pub fn key_types(schema: &TableSchema) -> Result<Vec<crate::spec::DataType>> {
         .trimmed_primary_keys()?
         .iter()
         .map(|k| {
-            schema
-                .field(k)
-                .map(|f| f.data_type.clone())
-                .ok_or_else(|| Error::invalid(format!("primary key {k} is not a field of schema {}", schema.id)))
+            schema.field(k).map(|f| f.data_type.clone()).ok_or_else(|| {
+                Error::invalid(format!(
+                    "primary key {k} is not a field of schema {}",
+                    schema.id
+                ))
+            })
         })
         .collect()
 }
 
-fn keyed_file(file: DataFileMeta, key_types: &[crate::spec::DataType]) -> Result<KeyedFile<Vec<Datum>>> {
+fn keyed_file(
+    file: DataFileMeta,
+    key_types: &[crate::spec::DataType],
+) -> Result<KeyedFile<Vec<Datum>>> {
     let decode = |row: &BinaryRow| -> Result<Vec<Datum>> {
         if row.arity() == 0 {
             return Ok(Vec::new());
@@ -465,4 +482,22 @@ fn keyed_file(file: DataFileMeta, key_types: &[crate::spec::DataType]) -> Result
         min_key,
         max_key,
     })
+}
+
+/// Serde of a [`TableSchema`] inside plans: its JSON object as Java writes it.
+impl Serialize for TableSchema {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let bytes = crate::spec::encode_schema(self).map_err(serde::ser::Error::custom)?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(serde::ser::Error::custom)?;
+        value.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TableSchema {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        let bytes = serde_json::to_vec(&value).map_err(serde::de::Error::custom)?;
+        decode_schema(&bytes, "<plan>").map_err(serde::de::Error::custom)
+    }
 }

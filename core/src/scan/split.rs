@@ -67,9 +67,9 @@ pub fn append_splits(
 
 /// A file with its decoded key range, for interval partitioning.
 #[derive(Debug, Clone)]
-pub struct KeyedFile<K> {
-    /// The file.
-    pub file: DataFileMeta,
+pub struct KeyedFile<K, F = DataFileMeta> {
+    /// The file (or anything carried along with its key range).
+    pub file: F,
     /// Decoded min key.
     pub min_key: K,
     /// Decoded max key.
@@ -80,16 +80,16 @@ pub struct KeyedFile<K> {
 /// sorted runs (files within a run do not overlap and are in key order).
 ///
 /// Source: Java `IntervalPartition.partition`.
-pub fn interval_partition<K: Ord + Clone>(
-    mut files: Vec<KeyedFile<K>>,
-) -> Vec<Vec<Vec<KeyedFile<K>>>> {
+pub fn interval_partition<K: Ord + Clone, F>(
+    mut files: Vec<KeyedFile<K, F>>,
+) -> Vec<Vec<Vec<KeyedFile<K, F>>>> {
     files.sort_by(|a, b| {
         a.min_key
             .cmp(&b.min_key)
             .then_with(|| a.max_key.cmp(&b.max_key))
     });
     let mut result = Vec::new();
-    let mut section: Vec<KeyedFile<K>> = Vec::new();
+    let mut section: Vec<KeyedFile<K, F>> = Vec::new();
     let mut bound: Option<K> = None;
     for f in files {
         if let Some(b) = &bound
@@ -112,8 +112,8 @@ pub fn interval_partition<K: Ord + Clone>(
 
 /// Greedy run building of one section: each file joins the run whose last max key is the
 /// smallest, if the file starts after it; else it opens a new run.
-fn partition_section<K: Ord + Clone>(files: Vec<KeyedFile<K>>) -> Vec<Vec<KeyedFile<K>>> {
-    let mut runs: Vec<Vec<KeyedFile<K>>> = Vec::new();
+fn partition_section<K: Ord + Clone, F>(files: Vec<KeyedFile<K, F>>) -> Vec<Vec<KeyedFile<K, F>>> {
+    let mut runs: Vec<Vec<KeyedFile<K, F>>> = Vec::new();
     for f in files {
         // The run with the smallest last max key (ties: the earliest created, for determinism).
         let best = runs
@@ -174,7 +174,12 @@ pub fn merge_tree_splits<K: Ord + Clone>(
         .collect();
     pack_for_ordered(
         sections,
-        |s: &Vec<DataFileMeta>| s.iter().map(|f| f.file_size).sum::<i64>().max(open_file_cost),
+        |s: &Vec<DataFileMeta>| {
+            s.iter()
+                .map(|f| f.file_size)
+                .sum::<i64>()
+                .max(open_file_cost)
+        },
         target_size,
     )
     .into_iter()
@@ -203,7 +208,7 @@ pub fn merge_overlapping_row_ranges(files: Vec<DataFileMeta>) -> Vec<Vec<DataFil
             None => without.push(f),
         }
     }
-    with_range.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    with_range.sort_by_key(|a| (a.0, a.1, a.2));
     let mut groups: Vec<Vec<(usize, DataFileMeta)>> = Vec::new();
     let mut end = i64::MIN;
     for (from, to, i, f) in with_range {
@@ -268,17 +273,43 @@ pub fn data_evolution_splits(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::spec::{BinaryRow, SimpleStats};
+
+    impl DataFileMeta {
+        pub(crate) fn test_default() -> Self {
+            DataFileMeta {
+                file_name: String::new(),
+                file_size: 0,
+                row_count: 0,
+                min_key: BinaryRow::empty(),
+                max_key: BinaryRow::empty(),
+                key_stats: SimpleStats::empty(),
+                value_stats: SimpleStats::empty(),
+                min_sequence_number: 0,
+                max_sequence_number: 0,
+                schema_id: 0,
+                level: 0,
+                extra_files: Vec::new(),
+                creation_time_millis: None,
+                delete_row_count: None,
+                embedded_index: None,
+                file_source: None,
+                value_stats_cols: None,
+                external_path: None,
+                first_row_id: None,
+                write_cols: None,
+                write_cols_sequences: None,
+            }
+        }
+    }
 
     #[test]
     fn ordered_packing_matches_java() {
         // BinPackingTest#testExactlyPack-like: weights in order, target 3.
         let bins = pack_for_ordered(vec![1, 2, 3, 1, 1, 1, 5], |w| *w, 3);
-        assert_eq!(
-            bins,
-            vec![vec![1, 2], vec![3], vec![1, 1, 1], vec![5]]
-        );
+        assert_eq!(bins, vec![vec![1, 2], vec![3], vec![1, 1, 1], vec![5]]);
         assert!(pack_for_ordered(Vec::<i64>::new(), |w| *w, 3).is_empty());
     }
 

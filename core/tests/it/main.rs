@@ -7,4 +7,5 @@ mod common;
 mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
+mod scan_planner;
 mod snapshot_resolver;
