@@ -113,7 +113,7 @@ fn level0_rule_empties_first_row_and_dv_tables() {
 #[test]
 fn deletion_files_are_attached_to_their_data_files() {
     for table in ["de_dv_delete", "de_merge_into"] {
-        let exp = expected(&table);
+        let exp = expected(table);
         let p = plan(table, ScanRequest::default());
         let mut attached = BTreeSet::new();
         for s in &p.splits {
