@@ -548,3 +548,47 @@ fn re_encoded_manifests_decode_equal() {
     // Every manifest-family file of the corpus (229 manifest lists, manifests, index manifests).
     assert_eq!(n, 348);
 }
+
+/// Untrusted bytes never panic: every single-byte mutation (xor 0xff, and set to 0xff) of a
+/// manifest list, a manifest and an index manifest decodes or fails with an error.
+#[test]
+fn mutated_manifests_never_panic() {
+    let table = corpus().join("corpus.db/de_dv_delete/manifest");
+    let mut names: Vec<String> = std::fs::read_dir(&table)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let pick = |prefix: &str, not: &str| {
+        names
+            .iter()
+            .find(|n| n.starts_with(prefix) && (not.is_empty() || !n.starts_with(not)))
+            .unwrap()
+            .clone()
+    };
+    let files = [
+        pick("manifest-list-", ""),
+        pick("manifest-", "manifest-list-"),
+        pick("index-manifest-", ""),
+    ];
+    let mut errors = 0;
+    for name in files {
+        let bytes = read(&table.join(&name));
+        for i in 0..bytes.len() {
+            for m in [0xffu8, 0x80] {
+                let mut b = bytes.clone();
+                b[i] ^= m;
+                let r = std::panic::catch_unwind(|| {
+                    (
+                        decode_manifest_list(&b, &name).is_err(),
+                        decode_manifest(&b, &name).is_err(),
+                        decode_index_manifest(&b, &name).is_err(),
+                    )
+                });
+                let (a, c, d) = r.unwrap_or_else(|_| panic!("{name}: panic at byte {i} ^ {m:#x}"));
+                errors += usize::from(a) + usize::from(c) + usize::from(d);
+            }
+        }
+    }
+    assert!(errors > 0);
+}
