@@ -61,28 +61,17 @@ fn decode_file(
 fn every_corpus_data_file_decodes() {
     let files = corpus_data_files();
     let mut by_format = std::collections::BTreeMap::new();
-    let mut known_failures = Vec::new();
     for path in &files {
-        let decoded = match decode_file(path, None) {
-            Err(e) if e.to_string().contains("Overflow while decoding timestamp") => {
-                // See all_types_orc_rows_match_expected_except_pre_epoch_fraction_file.
-                known_failures.push(path.clone());
-                continue;
-            }
-            other => other.unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-        };
+        let decoded = decode_file(path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let rows: usize = decoded.batches.iter().map(|b| b.num_rows()).sum();
         for b in &decoded.batches {
             assert_eq!(b.schema(), decoded.file_schema, "{}", path.display());
         }
         let ext = path.extension().unwrap().to_string_lossy().to_string();
         *by_format.entry(ext).or_insert(0usize) += 1;
-        let _ = rows;
+        assert!(rows > 0, "{}: no rows", path.display());
     }
-    eprintln!(
-        "decoded corpus data files by format: {by_format:?}, known failures {known_failures:?}"
-    );
-    assert!(known_failures.len() <= 1, "{known_failures:?}");
+    eprintln!("decoded corpus data files by format: {by_format:?}");
     assert!(
         by_format.get("parquet").copied().unwrap_or(0) > 100,
         "{by_format:?}"
@@ -160,15 +149,11 @@ fn check_append_table_with_known_failures(table: &str, known: &[(&str, &str)]) {
 }
 
 /// pyarrow's ORC writer stores 1969-12-31T23:59:59.999 as (seconds 0, nanos -1 ms) with a
-/// negative nanos field; orc-rust 0.9 reads the nanos as unsigned and reports an overflow.
-/// Also misreads other pre-1970 values with a fraction (t_ts9 of id 5 reads 2^61 ns late).
+/// negative nanos field; released orc-rust 0.9 reads the nanos as unsigned (an overflow error,
+/// or 1954-01-06T17:59:02.298581532 read 2^61 ns late). The vendored patch fixes it.
 #[test]
-#[ignore = "orc-rust 0.9 misreads pre-1970 timestamps whose nanos field is negative"]
-fn all_types_orc_rows_match_expected_except_pre_epoch_fraction_file() {
-    check_append_table_with_known_failures(
-        "all_types_orc",
-        &[("data-8b910a76", "Overflow while decoding timestamp")],
-    );
+fn all_types_orc_rows_match_expected() {
+    check_append_table("all_types_orc");
 }
 
 macro_rules! append_table_cases {
