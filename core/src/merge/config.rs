@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::spec::DataField;
+use crate::spec::{DataField, TableSchema};
 
 /// The merge engine of a primary-key table (option `merge-engine`).
 ///
@@ -280,6 +280,19 @@ impl MergeConfig {
             }
         }
         Ok(cfg)
+    }
+
+    /// [`MergeConfig::from_table_options`] over a decoded table schema.
+    ///
+    /// # Errors
+    /// As [`MergeConfig::from_table_options`].
+    pub fn from_table_schema(schema: &TableSchema) -> Result<Self> {
+        Self::from_table_options(
+            schema.fields.clone(),
+            schema.primary_keys.clone(),
+            schema.partition_keys.clone(),
+            &schema.options,
+        )
     }
 
     /// Names of the key columns of the data files, without the `_KEY_` prefix: the primary

@@ -8,4 +8,5 @@ mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
 mod scan_planner;
+mod merge_corpus;
 mod snapshot_resolver;
