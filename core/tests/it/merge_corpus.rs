@@ -116,7 +116,7 @@ fn merge_table(table: &str, file_batch_size: usize, out_batch_size: usize) -> Ve
         .collect();
     let mut rows: Vec<Value> = Vec::new();
     for (bucket, mut files) in buckets {
-        files.sort_by(|a, b| b.0.cmp(&a.0));
+        files.sort_by_key(|f| std::cmp::Reverse(f.0));
         let config = config.clone();
         let read_schema = Arc::clone(&read_schema);
         let sizes = sizes.clone();
