@@ -7,6 +7,6 @@ mod common;
 mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
-mod scan_planner;
 mod merge_corpus;
+mod scan_planner;
 mod snapshot_resolver;
