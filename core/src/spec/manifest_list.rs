@@ -167,3 +167,83 @@ pub fn encode_manifest_list(
         .collect();
     write_container(&schema, records, options)
 }
+
+/// The [`ManifestFileMeta`] of a manifest file holding `entries` (in file order), as the
+/// writers compute it: ADD/DELETE counts, partition stats (per-field min/max over non-null
+/// values and null counts, encoded with `partition_types`), bucket and level bounds, row id
+/// bounds (`min first_row_id`, `max first_row_id + row_count − 1` over entries with a first
+/// row id) and `_TOTAL_BUCKETS` (the entries' bucket count when it is a real one, > 0, as
+/// pypaimon writes it; `None` otherwise).
+///
+/// Source: Java `org.apache.paimon.manifest.ManifestFile.ManifestEntryWriter#result`.
+///
+/// # Errors
+/// [`Error::Corrupt`](crate::Error::Corrupt) if a partition row does not decode with
+/// `partition_types`.
+pub fn manifest_file_meta_for(
+    file_name: &str,
+    file_size: i64,
+    schema_id: i64,
+    entries: &[crate::spec::ManifestEntry],
+    partition_types: &[crate::spec::DataType],
+) -> Result<ManifestFileMeta> {
+    use crate::spec::{BinaryRow, Datum, FileKind};
+
+    let n = partition_types.len();
+    let mut mins: Vec<Datum> = vec![Datum::Null; n];
+    let mut maxs: Vec<Datum> = vec![Datum::Null; n];
+    let mut nulls: Vec<i64> = vec![0; n];
+    for e in entries {
+        for (i, v) in e.partition.fields(partition_types)?.into_iter().enumerate() {
+            if v.is_null() {
+                nulls[i] += 1;
+                continue;
+            }
+            if mins[i].is_null() || v < mins[i] {
+                mins[i] = v.clone();
+            }
+            if maxs[i].is_null() || v > maxs[i] {
+                maxs[i] = v;
+            }
+        }
+    }
+    let nullable: Vec<_> = partition_types
+        .iter()
+        .map(|t| t.with_nullable(true))
+        .collect();
+    let stats = SimpleStats {
+        min_values: BinaryRow::encode(&mins, &nullable)?,
+        max_values: BinaryRow::encode(&maxs, &nullable)?,
+        null_counts: nulls.into_iter().map(Some).collect(),
+    };
+    let row_ids = entries.iter().filter_map(|e| {
+        let first = e.file.first_row_id?;
+        Some((
+            first,
+            first.saturating_add(e.file.row_count).saturating_sub(1),
+        ))
+    });
+    let (min_row_id, max_row_id) = row_ids.fold((None, None), |(lo, hi), (a, b)| {
+        (
+            Some(lo.map_or(a, |x: i64| x.min(a))),
+            Some(hi.map_or(b, |x: i64| x.max(b))),
+        )
+    });
+    let adds = entries.iter().filter(|e| e.kind == FileKind::Add).count() as i64;
+    Ok(ManifestFileMeta {
+        file_name: file_name.to_owned(),
+        file_size,
+        num_added_files: adds,
+        num_deleted_files: entries.len() as i64 - adds,
+        partition_stats: stats,
+        schema_id,
+        min_bucket: entries.iter().map(|e| e.bucket).min(),
+        max_bucket: entries.iter().map(|e| e.bucket).max(),
+        min_level: entries.iter().map(|e| e.file.level).min(),
+        max_level: entries.iter().map(|e| e.file.level).max(),
+        min_row_id,
+        max_row_id,
+        total_buckets: entries.iter().map(|e| e.total_buckets).find(|b| *b > 0),
+        extra_files: None,
+    })
+}
