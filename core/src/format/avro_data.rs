@@ -944,6 +944,10 @@ impl AvroFileReader {
         let batch =
             RecordBatch::try_new_with_options(Arc::clone(&self.file_schema), columns, &options)
                 .map_err(|e| self.corrupt(format!("decoded batch: {e}")))?;
+        // The decoder produced every column; keep the projected roots, then order them.
+        let batch = batch
+            .project(&self.projection.roots)
+            .map_err(|e| self.corrupt(format!("projection: {e}")))?;
         self.projection.apply(&batch, &self.path, FORMAT).map(Some)
     }
 
