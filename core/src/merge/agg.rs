@@ -64,6 +64,7 @@ enum AggKind {
         nulls: NullKeyStrategy,
     },
     PrimaryKey,
+    Rbm32,
 }
 
 /// One field's aggregator, with its per-key state (`first_value`'s "seen" flag).
@@ -316,13 +317,18 @@ impl FieldAgg {
                 }
             }
             "primary-key" => AggKind::PrimaryKey,
-            "hll_sketch" | "theta_sketch" | "rbm32" | "rbm64" => {
+            "rbm32" => {
+                if !matches!(pt, TypeKind::VarBinary { .. }) {
+                    return Err(bad_type("VARBINARY"));
+                }
+                AggKind::Rbm32
+            }
+            "hll_sketch" | "theta_sketch" | "rbm64" => {
                 return Err(Error::unsupported(format!(
                     "aggregate function '{func}' (field '{name}'): needs a {} implementation, which this build does not include",
                     match func {
                         "hll_sketch" => "DataSketches HLL sketch",
                         "theta_sketch" => "DataSketches Theta sketch",
-                        "rbm32" => "RoaringBitmap (32-bit)",
                         _ => "RoaringBitmap (64-bit, Roaring64Bitmap)",
                     }
                 )));
@@ -390,11 +396,30 @@ impl FieldAgg {
                     | AggKind::BoolAnd
                     | AggKind::BoolOr
                     | AggKind::MergeMap { .. }
+                    | AggKind::Rbm32
             ) && (acc.is_null() || input.is_null()) =>
             {
                 Ok(if acc.is_null() { input } else { acc })
             }
             AggKind::Sum => self.arith(&acc, &input, Op::Add),
+            AggKind::Rbm32 => {
+                let bitmap = |v: &Value| -> Result<roaring::RoaringBitmap> {
+                    match v.scalar()? {
+                        Value::Bin(b) => roaring::RoaringBitmap::deserialize_from(b.as_slice())
+                            .map_err(|e| {
+                                self.err(format!("invalid serialized RoaringBitmap: {e}"))
+                            }),
+                        _ => Err(self.err("expected a VARBINARY value")),
+                    }
+                };
+                let mut a = bitmap(&acc)?;
+                a |= bitmap(&input)?;
+                a.optimize();
+                let mut out = Vec::with_capacity(a.serialized_size());
+                a.serialize_into(&mut out)
+                    .map_err(|e| self.err(format!("serializing RoaringBitmap: {e}")))?;
+                Ok(Value::Bin(out))
+            }
             AggKind::Product => self.arith(&acc, &input, Op::Mul),
             AggKind::Max | AggKind::Min => {
                 let ord = compare_values(&acc, &input)?;

@@ -1306,7 +1306,7 @@ fn agg_options_and_errors() {
         .to_string()
         .contains("conflicting")
     );
-    for f in ["rbm64", "hll_sketch", "theta_sketch", "rbm32"] {
+    for f in ["rbm64", "hll_sketch", "theta_sketch"] {
         let e = agg(
             f,
             TypeKind::VarBinary {
@@ -1327,6 +1327,46 @@ fn agg_options_and_errors() {
     ));
     assert!(int_agg("bool_and", &[Some(1)], "+I").is_err());
     assert!(int_agg("collect", &[Some(1)], "+I").is_err());
+}
+
+#[test]
+fn agg_rbm32() {
+    let ser = |v: &[u32]| {
+        let b: roaring::RoaringBitmap = v.iter().copied().collect();
+        let mut out = Vec::new();
+        b.serialize_into(&mut out).unwrap();
+        out
+    };
+    let input: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![
+        Some(ser(&[1, 5, 70000]).as_slice()),
+        None,
+        Some(ser(&[5, 6]).as_slice()),
+    ]));
+    let vb = TypeKind::VarBinary {
+        length: i32::MAX as u32,
+    };
+    let out = agg("rbm32", vb.clone(), AT::Binary, input, "+I +I +I", &[]).unwrap();
+    let bytes = out.as_binary::<i32>().value(0).to_vec();
+    let got = roaring::RoaringBitmap::deserialize_from(bytes.as_slice()).unwrap();
+    assert_eq!(got.iter().collect::<Vec<_>>(), vec![1, 5, 6, 70000]);
+    let bad: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![&b"xx"[..], &b"yy"[..]]));
+    assert!(
+        agg(
+            "rbm32",
+            vb.clone(),
+            AT::Binary,
+            Arc::clone(&bad),
+            "+I +I",
+            &[]
+        )
+        .is_err()
+    );
+    assert!(
+        agg("rbm32", vb, AT::Binary, bad, "+I -U", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("does not support retraction")
+    );
 }
 
 #[test]
