@@ -1014,6 +1014,194 @@ pub fn encode_blob_column(
     w.finish()
 }
 
+/// Encode an Arrow column as a whole `.blob` file, for any [`BlobElementKind`]: `LargeBinary` or
+/// `Binary` for `BLOB`; `List`/`LargeList` of binary for `ARRAY<BLOB>`; `Map` with binary values
+/// and keys of the kind's type (`Int8`, `Int16`, `Int32`, `Date32`, `Time32(ms)`, `Int64`,
+/// `Boolean`, `Decimal128`, `Binary`/`LargeBinary`, `Utf8`/`LargeUtf8`) for `MAP<K, BLOB>`.
+/// Null slots become `-1`; rows whose `placeholders` bit is set become `-2` (the only way to ask
+/// for placeholders: values are never interpreted).
+///
+/// # Errors
+/// [`Error::Invalid`] for a mask of the wrong length, duplicate map keys or a decimal key that
+/// does not fit; [`Error::Unsupported`] for an Arrow type that does not match `kind`.
+pub fn encode_blob_array(
+    values: &dyn Array,
+    kind: BlobElementKind,
+    placeholders: Option<&BooleanBuffer>,
+) -> Result<Vec<u8>> {
+    use arrow_array::cast::AsArray;
+    if let Some(m) = placeholders
+        && m.len() != values.len()
+    {
+        return Err(Error::invalid(format!(
+            "placeholder mask has {} rows, values have {}",
+            m.len(),
+            values.len()
+        )));
+    }
+    let unsupported = || {
+        Error::unsupported(format!(
+            "Arrow type {} for a {kind:?} blob file column",
+            values.data_type()
+        ))
+    };
+    let mut w = BlobFileWriter::new();
+    for i in 0..values.len() {
+        if placeholders.is_some_and(|m| m.value(i)) {
+            w.push_placeholder();
+            continue;
+        }
+        if values.is_null(i) {
+            w.push_null();
+            continue;
+        }
+        match kind {
+            BlobElementKind::Blob => {
+                let b = binary_at(values, i).ok_or_else(unsupported)?;
+                w.push_payload(b);
+            }
+            BlobElementKind::Array => {
+                let items = if let Some(l) = values.as_list_opt::<i32>() {
+                    l.value(i)
+                } else if let Some(l) = values.as_list_opt::<i64>() {
+                    l.value(i)
+                } else {
+                    return Err(unsupported());
+                };
+                let elems = (0..items.len())
+                    .map(|j| {
+                        if items.is_null(j) {
+                            Ok(None)
+                        } else {
+                            binary_at(items.as_ref(), j)
+                                .map(Some)
+                                .ok_or_else(unsupported)
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                w.push_payload(&encode_array_payload(&elems));
+            }
+            BlobElementKind::Map(key_kind) => {
+                let map = values.as_map_opt().ok_or_else(unsupported)?;
+                let entries = map.value(i);
+                let (keys, vals) = (entries.column(0), entries.column(1));
+                let mut key_bytes = Vec::with_capacity(keys.len());
+                for j in 0..keys.len() {
+                    key_bytes.push(if keys.is_null(j) {
+                        None
+                    } else {
+                        Some(
+                            encode_map_key(keys.as_ref(), j, key_kind)
+                                .ok_or_else(unsupported)??,
+                        )
+                    });
+                }
+                let mut pairs = Vec::with_capacity(keys.len());
+                for (j, k) in key_bytes.iter().enumerate() {
+                    let v = if vals.is_null(j) {
+                        None
+                    } else {
+                        Some(binary_at(vals.as_ref(), j).ok_or_else(unsupported)?)
+                    };
+                    pairs.push((k.as_deref(), v));
+                }
+                w.push_payload(&encode_map_payload(&pairs)?);
+            }
+        }
+    }
+    w.finish()
+}
+
+fn binary_at(a: &dyn Array, i: usize) -> Option<&[u8]> {
+    use arrow_array::cast::AsArray;
+    if let Some(b) = a.as_binary_opt::<i64>() {
+        Some(b.value(i))
+    } else {
+        a.as_binary_opt::<i32>().map(|b| b.value(i))
+    }
+}
+
+/// Minimal big-endian two's-complement bytes of `v` (Java `BigInteger#toByteArray`).
+fn minimal_be(v: i128) -> Vec<u8> {
+    let b = v.to_be_bytes();
+    let mut start = 0;
+    while start < 15 {
+        let (cur, next) = (b[start], b[start + 1]);
+        if (cur == 0x00 && next & 0x80 == 0) || (cur == 0xff && next & 0x80 != 0) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    b[start..].to_vec()
+}
+
+/// Serialized key `i` of `keys` per `kind`; `None` when the Arrow type does not fit the kind.
+fn encode_map_key(keys: &dyn Array, i: usize, kind: BlobMapKeyKind) -> Option<Result<Vec<u8>>> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        Date32Type, Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type,
+        Time32MillisecondType,
+    };
+    Some(Ok(match kind {
+        BlobMapKeyKind::TinyInt => keys
+            .as_primitive_opt::<Int8Type>()?
+            .value(i)
+            .to_le_bytes()
+            .to_vec(),
+        BlobMapKeyKind::SmallInt => keys
+            .as_primitive_opt::<Int16Type>()?
+            .value(i)
+            .to_le_bytes()
+            .to_vec(),
+        BlobMapKeyKind::Int => keys
+            .as_primitive_opt::<Int32Type>()?
+            .value(i)
+            .to_le_bytes()
+            .to_vec(),
+        BlobMapKeyKind::Date => keys
+            .as_primitive_opt::<Date32Type>()?
+            .value(i)
+            .to_le_bytes()
+            .to_vec(),
+        BlobMapKeyKind::Time => keys
+            .as_primitive_opt::<Time32MillisecondType>()?
+            .value(i)
+            .to_le_bytes()
+            .to_vec(),
+        BlobMapKeyKind::BigInt => keys
+            .as_primitive_opt::<Int64Type>()?
+            .value(i)
+            .to_le_bytes()
+            .to_vec(),
+        BlobMapKeyKind::Boolean => vec![u8::from(keys.as_boolean_opt()?.value(i))],
+        BlobMapKeyKind::Decimal { precision, .. } => {
+            let v = keys.as_primitive_opt::<Decimal128Type>()?.value(i);
+            let limit = 10u128
+                .checked_pow(u32::from(precision))
+                .unwrap_or(u128::MAX);
+            if v.unsigned_abs() >= limit {
+                return Some(Err(Error::invalid(format!(
+                    "decimal map key {v} does not fit precision {precision}"
+                ))));
+            }
+            if precision <= 18 {
+                (v as i64).to_le_bytes().to_vec()
+            } else {
+                minimal_be(v)
+            }
+        }
+        BlobMapKeyKind::Binary => binary_at(keys, i)?.to_vec(),
+        BlobMapKeyKind::String => {
+            if let Some(s) = keys.as_string_opt::<i32>() {
+                s.value(i).as_bytes().to_vec()
+            } else {
+                keys.as_string_opt::<i64>()?.value(i).as_bytes().to_vec()
+            }
+        }
+    }))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading
 // ---------------------------------------------------------------------------------------------
