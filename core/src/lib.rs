@@ -24,6 +24,7 @@ pub mod format;
 pub mod io;
 pub mod merge;
 pub mod predicate;
+pub mod read;
 pub mod scan;
 pub mod spec;
 pub mod types;

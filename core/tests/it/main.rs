@@ -8,5 +8,6 @@ mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
 mod merge_corpus;
+mod read_rows;
 mod scan_planner;
 mod snapshot_resolver;

@@ -1,0 +1,586 @@
+//! Reading rows: one split at a time, streamed as Arrow record batches.
+//!
+//! A [`ReadContext`] is built once per scan from the [`Plan`] (read schema, file schemas,
+//! options) and the user's projection, filter and limit; [`read_split`] then turns one
+//! [`DataSplit`] into a [`Machine`] emitting batches of the output schema.
+//!
+//! * Append tables: the split's files in order; deletion vectors applied; the filter applied
+//!   to rows.
+//! * Primary-key tables: the split's files are cut into key-overlap sections and sorted runs
+//!   ([`crate::scan::split::interval_partition`]); each section is merged with the table's
+//!   merge engine ([`crate::merge::MergeReader`]); the filter is applied after the merge.
+//!   Memory: one batch per sorted run of the current section plus the output batch.
+//! * Data-evolution tables: see [`crate::evolution`].
+//!
+//! Source: Java `org.apache.paimon.operation.{RawFileSplitRead, MergeFileSplitRead,
+//! DataEvolutionSplitRead}`.
+
+pub mod file;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Field, Schema, SchemaRef};
+use futures_util::future::BoxFuture;
+
+use crate::error::{Error, Result};
+use crate::io::{Io, Machine};
+use crate::merge::{MergeConfig, MergeReader, RunSource};
+use crate::predicate::{BoundPredicate, Predicate};
+use crate::scan::split::{KeyedFile, interval_partition};
+use crate::scan::{DataSplit, DeletionFile, Plan, TableKind};
+use crate::spec::{CoreOptions, DataField, DataFileMeta, TableSchema};
+use crate::types::paimon_to_arrow_field;
+
+pub use file::{FileColumn, FileRead, FileReadSpec, ROW_ID, SEQUENCE_NUMBER, VALUE_KIND};
+
+/// Default rows per output batch.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
+/// A column of the output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputColumn {
+    /// A field of the read schema.
+    Field(DataField),
+    /// `_ROW_ID` (row-tracking tables): `first_row_id + position in the file`.
+    RowId,
+    /// `_SEQUENCE_NUMBER` (row-tracking tables): the file's max sequence number.
+    SequenceNumber,
+}
+
+impl OutputColumn {
+    /// Column name in the output.
+    pub fn name(&self) -> &str {
+        match self {
+            OutputColumn::Field(f) => &f.name,
+            OutputColumn::RowId => ROW_ID,
+            OutputColumn::SequenceNumber => SEQUENCE_NUMBER,
+        }
+    }
+}
+
+/// Everything a split reader needs besides bytes: shared by every split of a scan.
+#[derive(Debug, Clone)]
+pub struct ReadContext {
+    /// The read schema (the schema of the planned snapshot).
+    pub schema: TableSchema,
+    /// Schemas of the data files, by id.
+    pub schemas: BTreeMap<i64, TableSchema>,
+    /// Effective options.
+    pub options: CoreOptions,
+    /// How rows are read.
+    pub table_kind: TableKind,
+    /// Output columns, in order.
+    pub columns: Vec<OutputColumn>,
+    /// Arrow schema of the emitted batches.
+    pub output_schema: SchemaRef,
+    /// Row filter (applied after merging on primary-key tables).
+    pub filter: Option<BoundPredicate>,
+    /// Stop after this many rows (per split reader).
+    pub limit: Option<u64>,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Merge configuration of primary-key tables.
+    pub merge: Option<MergeConfig>,
+}
+
+impl ReadContext {
+    /// Build the context of a scan.
+    ///
+    /// * `projection`: output column names (`None` = every field of the read schema); may
+    ///   name `_ROW_ID` and `_SEQUENCE_NUMBER` on row-tracking tables.
+    /// * `filter`: a predicate over fields of the read schema.
+    ///
+    /// Errors: an unknown column, a system column on a table without row tracking, a filter
+    /// that does not bind, invalid merge options.
+    pub fn try_new(
+        plan: &Plan,
+        projection: Option<&[String]>,
+        filter: Option<&Predicate>,
+        limit: Option<u64>,
+        batch_size: usize,
+    ) -> Result<ReadContext> {
+        let schema = plan.schema.clone();
+        let options = CoreOptions::new(plan.options.clone());
+        let row_tracking = options.row_tracking_enabled()?;
+        let columns: Vec<OutputColumn> = match projection {
+            None => schema
+                .fields
+                .iter()
+                .cloned()
+                .map(OutputColumn::Field)
+                .collect(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    if let Some(f) = schema.field(n) {
+                        return Ok(OutputColumn::Field(f.clone()));
+                    }
+                    match n.as_str() {
+                        ROW_ID if row_tracking => Ok(OutputColumn::RowId),
+                        SEQUENCE_NUMBER if row_tracking => Ok(OutputColumn::SequenceNumber),
+                        ROW_ID | SEQUENCE_NUMBER => Err(Error::invalid(format!(
+                            "column {n} exists only on tables with row-tracking.enabled"
+                        ))),
+                        _ => Err(Error::invalid(format!(
+                            "unknown column '{n}'; the table has: {}",
+                            schema.field_names().join(", ")
+                        ))),
+                    }
+                })
+                .collect::<Result<_>>()?,
+        };
+        let fields = columns
+            .iter()
+            .map(|c| match c {
+                OutputColumn::Field(f) => paimon_to_arrow_field(f),
+                OutputColumn::RowId => Ok(Field::new(ROW_ID, arrow_schema::DataType::Int64, false)),
+                OutputColumn::SequenceNumber => Ok(Field::new(
+                    SEQUENCE_NUMBER,
+                    arrow_schema::DataType::Int64,
+                    false,
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let filter = filter.map(|p| p.bind(&schema.fields)).transpose()?;
+        let merge = if plan.table_kind == TableKind::PrimaryKey {
+            Some(MergeConfig::from_table_options(
+                schema.fields.clone(),
+                schema.primary_keys.clone(),
+                schema.partition_keys.clone(),
+                options.map(),
+            )?)
+        } else {
+            None
+        };
+        Ok(ReadContext {
+            schema,
+            schemas: plan.schemas.clone(),
+            options,
+            table_kind: plan.table_kind,
+            columns,
+            output_schema: Arc::new(Schema::new(fields)),
+            filter,
+            limit,
+            batch_size: if batch_size == 0 {
+                DEFAULT_BATCH_SIZE
+            } else {
+                batch_size
+            },
+            merge,
+        })
+    }
+
+    /// The schema a file was written with.
+    pub fn file_schema(&self, file: &DataFileMeta) -> Result<&TableSchema> {
+        self.schemas.get(&file.schema_id).ok_or_else(|| {
+            Error::invalid(format!(
+                "data file {} was written with schema {}, which the plan does not hold",
+                file.file_name, file.schema_id
+            ))
+        })
+    }
+
+    /// Fields of the read schema named by the output and the filter, without duplicates, in
+    /// output order then filter order.
+    fn needed_fields(&self) -> Vec<DataField> {
+        let mut out: Vec<DataField> = Vec::new();
+        let mut push = |f: &DataField| {
+            if !out.iter().any(|o| o.id == f.id) {
+                out.push(f.clone());
+            }
+        };
+        for c in &self.columns {
+            if let OutputColumn::Field(f) = c {
+                push(f);
+            }
+        }
+        if let Some(p) = &self.filter {
+            for f in p.referenced_fields() {
+                push(f);
+            }
+        }
+        out
+    }
+}
+
+/// A machine reading one split; emits batches of [`ReadContext::output_schema`].
+pub fn read_split(ctx: Arc<ReadContext>, split: DataSplit) -> Machine<RecordBatch> {
+    Machine::new("read_split", move |io: Io<RecordBatch>| async move {
+        let mut sink = Sink::new(&ctx, &io);
+        read_split_into(&io, &ctx, &split, &mut sink).await
+    })
+}
+
+/// A machine reading splits one after the other (for hosts without threads); the limit
+/// applies to the whole read.
+pub fn read_splits(ctx: Arc<ReadContext>, splits: Vec<DataSplit>) -> Machine<RecordBatch> {
+    Machine::new("read_splits", move |io: Io<RecordBatch>| async move {
+        let mut sink = Sink::new(&ctx, &io);
+        for split in &splits {
+            if sink.full() {
+                break;
+            }
+            read_split_into(&io, &ctx, split, &mut sink).await?;
+        }
+        Ok(())
+    })
+}
+
+/// Filters, projects, limits and emits batches.
+struct Sink<'a> {
+    ctx: &'a ReadContext,
+    io: &'a Io<RecordBatch>,
+    emitted: u64,
+}
+
+impl<'a> Sink<'a> {
+    fn new(ctx: &'a ReadContext, io: &'a Io<RecordBatch>) -> Self {
+        Sink {
+            ctx,
+            io,
+            emitted: 0,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.ctx.limit.is_some_and(|l| self.emitted >= l)
+    }
+
+    /// `batch` holds at least the output columns and filter columns, by name.
+    async fn push(&mut self, batch: RecordBatch) -> Result<()> {
+        let batch = match &self.ctx.filter {
+            Some(p) => p.filter_batch(&batch)?,
+            None => batch,
+        };
+        if batch.num_rows() == 0 || self.full() {
+            return Ok(());
+        }
+        let columns =
+            self.ctx
+                .columns
+                .iter()
+                .map(|c| {
+                    batch.column_by_name(c.name()).cloned().ok_or_else(|| {
+                        Error::invalid(format!("read produced no column {}", c.name()))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+        let mut out = RecordBatch::try_new_with_options(
+            Arc::clone(&self.ctx.output_schema),
+            columns,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )
+        .map_err(|e| Error::arrow("projecting the output", e))?;
+        if let Some(limit) = self.ctx.limit {
+            let room = limit - self.emitted;
+            if (out.num_rows() as u64) > room {
+                out = out.slice(0, room as usize);
+            }
+        }
+        self.emitted += out.num_rows() as u64;
+        self.io.emit_and_yield(out).await;
+        Ok(())
+    }
+}
+
+async fn read_split_into(
+    io: &Io<RecordBatch>,
+    ctx: &ReadContext,
+    split: &DataSplit,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    match ctx.table_kind {
+        TableKind::Append => read_append_split(io, ctx, split, sink).await,
+        TableKind::PrimaryKey => read_primary_key_split(io, ctx, split, sink).await,
+        TableKind::DataEvolution => {
+            if split.raw_convertible && !split.data_files.iter().any(|f| f.is_blob_file()) {
+                read_append_split(io, ctx, split, sink).await
+            } else {
+                Err(Error::unsupported(format!(
+                    "data-evolution split of bucket {} with field groups or blob files",
+                    split.bucket
+                )))
+            }
+        }
+    }
+}
+
+fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile> {
+    split
+        .deletion_files
+        .as_ref()
+        .and_then(|d| d.get(i))
+        .and_then(|d| d.as_ref())
+}
+
+/// Append (and raw data-evolution) split: files in order.
+async fn read_append_split(
+    io: &Io<RecordBatch>,
+    ctx: &ReadContext,
+    split: &DataSplit,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    let needed = ctx.needed_fields();
+    let wants_row_id = ctx.columns.contains(&OutputColumn::RowId);
+    let wants_seq = ctx.columns.contains(&OutputColumn::SequenceNumber);
+    let mut file_columns: Vec<FileColumn> = needed.into_iter().map(FileColumn::Field).collect();
+    if wants_row_id {
+        file_columns.push(FileColumn::Position);
+    }
+    let spec = FileReadSpec::try_new(file_columns)?;
+    for (i, file) in split.data_files.iter().enumerate() {
+        if sink.full() {
+            break;
+        }
+        let path = split.file_path(file);
+        let mut reader = FileRead::open(
+            io,
+            &path,
+            file,
+            ctx.file_schema(file)?,
+            &spec,
+            deletion_file(split, i),
+            ctx.batch_size,
+        )
+        .await?;
+        while let Some(batch) = reader.next_batch(io).await? {
+            let batch = add_row_tracking_columns(batch, file, &path, wants_row_id, wants_seq)?;
+            sink.push(batch).await?;
+            if sink.full() {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replace the position column by `_ROW_ID` and add `_SEQUENCE_NUMBER` where asked.
+fn add_row_tracking_columns(
+    batch: RecordBatch,
+    file: &DataFileMeta,
+    path: &str,
+    row_id: bool,
+    seq: bool,
+) -> Result<RecordBatch> {
+    if !row_id && !seq {
+        return Ok(batch);
+    }
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut columns = batch.columns().to_vec();
+    if row_id {
+        let first = file.first_row_id.ok_or_else(|| {
+            Error::corrupt(
+                path,
+                "manifest",
+                "data file of a row-tracking table without first_row_id",
+            )
+        })?;
+        let pos_idx = fields.len() - 1;
+        let positions = columns[pos_idx]
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .ok_or_else(|| Error::invalid("position column is not Int64"))?;
+        let ids: arrow_array::Int64Array = positions
+            .iter()
+            .map(|p| p.and_then(|p| p.checked_add(first)))
+            .collect();
+        columns[pos_idx] = Arc::new(ids);
+        fields[pos_idx] = Field::new(ROW_ID, arrow_schema::DataType::Int64, false);
+    }
+    if seq {
+        columns.push(Arc::new(arrow_array::Int64Array::from_value(
+            file.max_sequence_number,
+            batch.num_rows(),
+        )));
+        fields.push(Field::new(
+            SEQUENCE_NUMBER,
+            arrow_schema::DataType::Int64,
+            false,
+        ));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(|e| Error::arrow(format!("row tracking columns of {path}"), e))
+}
+
+/// Primary-key split: sections of overlapping files, each merged.
+async fn read_primary_key_split(
+    io: &Io<RecordBatch>,
+    ctx: &ReadContext,
+    split: &DataSplit,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    let config = ctx
+        .merge
+        .as_ref()
+        .ok_or_else(|| Error::invalid("primary-key read without a merge configuration"))?;
+    if ctx
+        .columns
+        .iter()
+        .any(|c| !matches!(c, OutputColumn::Field(_)))
+    {
+        return Err(Error::unsupported(
+            "_ROW_ID / _SEQUENCE_NUMBER columns on primary-key tables",
+        ));
+    }
+    let key_names = config.trimmed_primary_keys();
+    let key_fields: Vec<DataField> = key_names
+        .iter()
+        .map(|k| {
+            ctx.schema
+                .field(k)
+                .cloned()
+                .ok_or_else(|| Error::invalid(format!("primary key {k} is not a field")))
+        })
+        .collect::<Result<_>>()?;
+    let needed: Vec<String> = ctx.needed_fields().into_iter().map(|f| f.name).collect();
+    let value_names = config.read_fields(&needed);
+    let value_fields: Vec<DataField> = value_names
+        .iter()
+        .map(|n| {
+            ctx.schema
+                .field(n)
+                .cloned()
+                .ok_or_else(|| Error::invalid(format!("merge field {n} is not a field")))
+        })
+        .collect::<Result<_>>()?;
+    // File layout: key fields (read from their value columns, renamed _KEY_x), sequence,
+    // kind, value fields.
+    let mut file_columns: Vec<FileColumn> = Vec::new();
+    for f in &key_fields {
+        let mut k = f.clone();
+        k.name = format!("_KEY_{}", f.name);
+        file_columns.push(FileColumn::Field(k));
+    }
+    file_columns.push(FileColumn::System(SEQUENCE_NUMBER));
+    file_columns.push(FileColumn::System(VALUE_KIND));
+    file_columns.extend(value_fields.iter().cloned().map(FileColumn::Field));
+    let spec = Arc::new(FileReadSpec::try_new(file_columns)?);
+    let output_columns: Vec<usize> = needed
+        .iter()
+        .map(|n| {
+            value_names
+                .iter()
+                .position(|v| v == n)
+                .unwrap_or(usize::MAX)
+        })
+        .collect();
+    if output_columns.contains(&usize::MAX) {
+        return Err(Error::invalid("merge output column not among merge fields"));
+    }
+
+    // Sections and sorted runs.
+    let key_types: Vec<_> = key_fields.iter().map(|f| f.data_type.clone()).collect();
+    let mut keyed = Vec::with_capacity(split.data_files.len());
+    for (i, f) in split.data_files.iter().enumerate() {
+        let decode = |row: &crate::spec::BinaryRow| -> Result<Vec<crate::spec::Datum>> {
+            if row.arity() == 0 {
+                Ok(Vec::new())
+            } else {
+                row.fields(&key_types)
+            }
+        };
+        keyed.push(KeyedFile {
+            min_key: decode(&f.min_key)?,
+            max_key: decode(&f.max_key)?,
+            file: (i, f.clone()),
+        });
+    }
+    let sections = interval_partition(keyed);
+    for section in sections {
+        if sink.full() {
+            break;
+        }
+        let runs: Vec<Box<dyn RunSource>> = section
+            .into_iter()
+            .map(|run| {
+                let files: Vec<RunFile> = run
+                    .into_iter()
+                    .map(|kf| {
+                        let (i, f) = kf.file;
+                        let schema = ctx.file_schema(&f)?.clone();
+                        Ok(RunFile {
+                            path: split.file_path(&f),
+                            deletion: deletion_file(split, i).cloned(),
+                            file: f,
+                            schema,
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Box::new(FileRunSource {
+                    io: io.clone(),
+                    spec: Arc::clone(&spec),
+                    files: files.into_iter().collect(),
+                    current: None,
+                    batch_size: ctx.batch_size,
+                }) as Box<dyn RunSource>)
+            })
+            .collect::<Result<_>>()?;
+        let mut merge = MergeReader::try_new(
+            config,
+            Arc::clone(&spec.schema),
+            output_columns.clone(),
+            runs,
+            ctx.batch_size,
+        )?;
+        while let Some(batch) = merge.next_batch().await? {
+            sink.push(batch).await?;
+            if sink.full() {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+struct RunFile {
+    path: String,
+    file: DataFileMeta,
+    schema: TableSchema,
+    deletion: Option<DeletionFile>,
+}
+
+/// A sorted run read file after file.
+struct FileRunSource {
+    io: Io<RecordBatch>,
+    spec: Arc<FileReadSpec>,
+    files: std::collections::VecDeque<RunFile>,
+    current: Option<FileRead>,
+    batch_size: usize,
+}
+
+impl RunSource for FileRunSource {
+    fn next_batch(&mut self) -> BoxFuture<'_, Result<Option<RecordBatch>>> {
+        Box::pin(async move {
+            loop {
+                if let Some(reader) = &mut self.current {
+                    if let Some(b) = reader.next_batch(&self.io).await? {
+                        return Ok(Some(b));
+                    }
+                    self.current = None;
+                }
+                let Some(f) = self.files.pop_front() else {
+                    return Ok(None);
+                };
+                self.current = Some(
+                    FileRead::open(
+                        &self.io,
+                        &f.path,
+                        &f.file,
+                        &f.schema,
+                        &self.spec,
+                        f.deletion.as_ref(),
+                        self.batch_size,
+                    )
+                    .await?,
+                );
+            }
+        })
+    }
+}
