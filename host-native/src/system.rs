@@ -272,6 +272,14 @@ fn render_stats(
     };
     let stats_types: Vec<DataType> = stats_fields.iter().map(|f| f.data_type.clone()).collect();
     let stats = &file.value_stats;
+    if file.value_stats_cols.is_none()
+        && file.write_cols.is_none()
+        && stats.min_values.arity() == 0
+        && data_schema.id == schema.id
+    {
+        // Java iterates up to the stats row's arity: nothing.
+        return Ok(("{}".to_string(), "{}".to_string(), "{}".to_string()));
+    }
     let min = if stats.min_values.arity() == 0 {
         Vec::new()
     } else {

@@ -125,7 +125,19 @@ pub(crate) async fn info(
     let table = Table::open(location).await?;
     let (snap, schema) = snapshot_and_schema(&table, snapshot, tag).await?;
     let snapshots = table.snapshots().await?;
-    let tags = table.tags().await?;
+    // Tags need a listing; plain HTTP cannot list, which should not hide the rest.
+    let tags = match table.tags().await {
+        Ok(tags) => Some(tags),
+        Err(e)
+            if matches!(
+                e.as_kernel(),
+                Some(paimon_kernel::Error::Unsupported { .. })
+            ) =>
+        {
+            None
+        }
+        Err(e) => return Err(e),
+    };
     let table_type = if schema.primary_keys.is_empty() {
         "append"
     } else {
@@ -138,7 +150,7 @@ pub(crate) async fn info(
             "snapshot": snap,
             "schema": schema_json(&schema),
             "snapshotIds": snapshots.iter().map(|s| s.id).collect::<Vec<_>>(),
-            "tags": tags.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            "tags": tags.as_ref().map(|t| t.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>()),
         })));
     }
     let options = schema.core_options();
@@ -182,10 +194,14 @@ pub(crate) async fn info(
     pairs.push(("file format", options.file_format()));
     pairs.push((
         "tags",
-        tags.iter()
-            .map(|(n, t)| format!("{n}@{}", t.snapshot.id))
-            .collect::<Vec<_>>()
-            .join(", "),
+        match &tags {
+            Some(tags) => tags
+                .iter()
+                .map(|(n, t)| format!("{n}@{}", t.snapshot.id))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "(unknown: this store cannot list tag/)".to_string(),
+        },
     ));
     let mut out = render_pairs(&pairs);
     if !schema.options.is_empty() {

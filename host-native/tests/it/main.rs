@@ -3,3 +3,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod http;
+mod table;
