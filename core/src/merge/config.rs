@@ -6,9 +6,13 @@
 //! `org.apache.paimon.mergetree.compact`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
 use crate::spec::{DataField, TableSchema};
+use crate::types::paimon_to_arrow_field;
 
 /// The merge engine of a primary-key table (option `merge-engine`).
 ///
@@ -341,6 +345,33 @@ impl MergeConfig {
             }
         }
         out
+    }
+
+    /// The Arrow schema of the merge input for the value columns `read_fields` (see
+    /// [`MergeConfig::read_fields`]): `_KEY_<k>` for each trimmed primary key (the key field's
+    /// type), `_SEQUENCE_NUMBER` (Int64, not null), `_VALUE_KIND` (Int8, not null), then the
+    /// read fields, with the Arrow types of [`crate::types::paimon_to_arrow_field`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a key or read field that is not a table field; type mapping
+    /// errors of [`crate::types::paimon_to_arrow_field`].
+    pub fn input_schema(&self, read_fields: &[String]) -> Result<SchemaRef> {
+        let field = |name: &str| {
+            self.fields
+                .iter()
+                .find(|f| f.name == name)
+                .ok_or_else(|| Error::invalid(format!("merge: '{name}' is not a table field")))
+        };
+        let mut out = Vec::new();
+        for k in self.trimmed_primary_keys() {
+            out.push(paimon_to_arrow_field(field(&k)?)?.with_name(format!("_KEY_{k}")));
+        }
+        out.push(Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false));
+        out.push(Field::new("_VALUE_KIND", ArrowType::Int8, false));
+        for name in read_fields {
+            out.push(paimon_to_arrow_field(field(name)?)?);
+        }
+        Ok(Arc::new(Schema::new(out)))
     }
 
     /// The options of field `name` (defaults when none are set).

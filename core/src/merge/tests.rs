@@ -1248,6 +1248,91 @@ fn agg_nested_update() {
 }
 
 #[test]
+fn agg_merge_map_with_keytime() {
+    // MAP<STRING, ROW<v INT, ts STRING>>: per key the row with the larger ts wins; a null
+    // value removes the key; a null ts is ignored.
+    let row_fields = Fields::from(vec![
+        Field::new("v", AT::Int32, true),
+        Field::new("ts", AT::Utf8, true),
+    ]);
+    let entries = Fields::from(vec![
+        Field::new("key", AT::Utf8, false),
+        Field::new("value", AT::Struct(row_fields.clone()), true),
+    ]);
+    let vals = StructArray::try_new(
+        row_fields.clone(),
+        vec![
+            int_col(&[Some(1), Some(2), Some(3), Some(4), Some(5), Some(6)]),
+            str_col(&[
+                Some("t5"),
+                Some("t5"),
+                Some("t3"),
+                Some("t9"),
+                None,
+                Some("t0"),
+            ]),
+        ],
+        Some(vec![true, true, true, true, true, false].into()),
+    )
+    .unwrap();
+    let keys = str_col(&[
+        Some("a"),
+        Some("b"),
+        Some("a"),
+        Some("b"),
+        Some("c"),
+        Some("a"),
+    ]);
+    let entry_struct =
+        StructArray::try_new(entries.clone(), vec![keys, Arc::new(vals)], None).unwrap();
+    let entries_field = Arc::new(Field::new("entries", AT::Struct(entries), false));
+    let map: ArrayRef = Arc::new(
+        MapArray::try_new(
+            entries_field,
+            arrow_buffer::OffsetBuffer::from_lengths([2, 3, 1]),
+            entry_struct,
+            None,
+            false,
+        )
+        .unwrap(),
+    );
+    let string = DataType::nullable(TypeKind::VarChar {
+        length: i32::MAX as u32,
+    });
+    let pt = TypeKind::Map(
+        Box::new(string.with_nullable(false)),
+        Box::new(DataType::nullable(TypeKind::Row(vec![
+            pfield(10, "v", TypeKind::Int, true),
+            pfield(
+                11,
+                "ts",
+                TypeKind::VarChar {
+                    length: i32::MAX as u32,
+                },
+                true,
+            ),
+        ]))),
+    );
+    let out = agg(
+        "merge_map_with_keytime",
+        pt,
+        map.data_type().clone(),
+        map,
+        "+I +I +I",
+        &[],
+    )
+    .unwrap();
+    let m = out.as_map();
+    let e = m.value(0);
+    let ks = strs(e.column(0));
+    let vs = i32s(e.column(1).as_struct().column(0));
+    // a: t5 (v1) beats t3; then the null row removes a. b: t9 (v4) beats t5. c: null ts
+    // ignored.
+    assert_eq!(ks, vec![Some("b".to_string())]);
+    assert_eq!(vs, vec![Some(4)]);
+}
+
+#[test]
 fn agg_options_and_errors() {
     // ignore-retract keeps the accumulator.
     let v = agg(
@@ -1442,4 +1527,54 @@ fn agg_defaults_and_single_records() {
     // s=null sorts first, so the s=1 record is the newest: s keeps 1 (last_value).
     assert_eq!(i32s(b.column(1)), vec![Some(5)]);
     assert_eq!(i32s(b.column(3)), vec![Some(1)]);
+}
+
+/// Throughput of the merge over 4 overlapping runs (run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn merge_throughput() {
+    let rows_per_run = 250_000i64;
+    for engine in ["deduplicate", "aggregation"] {
+        let t = Table::new(
+            vec![
+                ("v", TypeKind::Int, AT::Int32),
+                (
+                    "s",
+                    TypeKind::VarChar {
+                        length: i32::MAX as u32,
+                    },
+                    AT::Utf8,
+                ),
+            ],
+            &[
+                ("merge-engine", engine),
+                ("fields.v.aggregate-function", "sum"),
+            ],
+        );
+        let runs: Vec<Vec<RecordBatch>> = (0..4i64)
+            .map(|r| {
+                let keys: Vec<i64> = (0..rows_per_run).map(|i| i * 4 / 3 + r).collect();
+                let seqs: Vec<i64> = (0..rows_per_run).map(|i| r * rows_per_run + i).collect();
+                keys.chunks(8192)
+                    .zip(seqs.chunks(8192))
+                    .map(|(k, s)| {
+                        let kinds = vec!["+I"; k.len()].join(" ");
+                        let v: Vec<Option<i32>> = k.iter().map(|x| Some(*x as i32)).collect();
+                        let st: Vec<String> = k.iter().map(|x| format!("value-{x}")).collect();
+                        let st: Vec<Option<&str>> = st.iter().map(|x| Some(x.as_str())).collect();
+                        t.batch(k, s, &kinds, vec![int_col(&v), str_col(&st)])
+                    })
+                    .collect()
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let out = t.merge_with(vec![0, 1, 2], runs, 4096).unwrap();
+        let elapsed = start.elapsed();
+        let n: usize = out.iter().map(|b| b.num_rows()).sum();
+        println!(
+            "{engine}: {} input rows -> {n} rows in {elapsed:?} ({:.2} M input rows/s)",
+            4 * rows_per_run,
+            (4 * rows_per_run) as f64 / elapsed.as_secs_f64() / 1e6
+        );
+    }
 }

@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use futures_util::future::BoxFuture;
 use paimon_kernel::format::data_file::{DataFileReader, FileFormat};
 use paimon_kernel::io::{Io, Machine};
 use paimon_kernel::merge::{MergeConfig, MergeReader, RunSource};
 use paimon_kernel::spec::decode_schema;
-use paimon_kernel::types::{cast_batch_to, paimon_to_arrow_field};
+use paimon_kernel::types::cast_batch_to;
 use serde_json::Value;
 
 use crate::canonical::render_batch;
@@ -73,21 +73,8 @@ fn merge_table(table: &str, file_batch_size: usize, out_batch_size: usize) -> Ve
     )
     .unwrap();
     let config = MergeConfig::from_table_schema(&schema).unwrap();
-    let mut fields: Vec<Field> = Vec::new();
-    for k in config.trimmed_primary_keys() {
-        let f = schema.field(&k).unwrap();
-        fields.push(
-            paimon_to_arrow_field(f)
-                .unwrap()
-                .with_name(format!("_KEY_{k}")),
-        );
-    }
-    fields.push(Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false));
-    fields.push(Field::new("_VALUE_KIND", ArrowType::Int8, false));
-    for f in &schema.fields {
-        fields.push(paimon_to_arrow_field(f).unwrap());
-    }
-    let read_schema: SchemaRef = Arc::new(Schema::new(fields));
+    let names: Vec<String> = schema.fields.iter().map(|f| f.name.clone()).collect();
+    let read_schema = config.input_schema(&config.read_fields(&names)).unwrap();
     let value_count = schema.fields.len();
 
     // Files per (partition, bucket); level-0 runs ordered newest first (max sequence number
