@@ -639,3 +639,32 @@ fn blob_file_ref_from_data_file_meta() {
         .to_string();
     assert!(e.contains("first_row_id") && e.contains("p"), "{e}");
 }
+
+#[test]
+fn spec_vector_deletion_vector_as_row_ranges() {
+    // new(0,3,2) with row 1 a placeholder, old(0,6,1), DV deletes position 4: applying the DV
+    // as the row ranges [0,3],[5,5] keeps every layer aligned.
+    let files = [
+        tf(0, 2, vec![v("n0"), P, v("n2")]),
+        tf(0, 1, vals("o", 0, 6)),
+    ];
+    let rows = sweep(&files, Some(&rr("0-3,5")));
+    assert_eq!(ids(&rows), vec![0, 1, 2, 3, 5]);
+    assert_eq!(seqs(&rows), vec![2, 1, 2, 1, 1]);
+}
+
+#[test]
+fn spec_vector_gap_rows_inside_a_layer_with_ranges() {
+    // Layer seq 10 = files (0,3),(5,2) with a gap [3,4]; an older all-placeholder layer makes
+    // the bunch multi-layer. Ranges [1,1],[3,5]: real rows 1 and 5, gap rows 3 and 4.
+    let files = [
+        tf(0, 10, vals("a", 0, 3)),
+        tf(5, 10, vals("b", 5, 2)),
+        tf(0, 1, vec![P; 7]),
+    ];
+    let rows = sweep(&files, Some(&rr("1,3-5")));
+    assert_eq!(ids(&rows), vec![1, 3, 4, 5]);
+    assert_eq!(seqs(&rows), vec![10, -1, -1, 10]);
+    assert_eq!(txt(&rows[0]).as_deref(), Some("a1"));
+    assert_eq!(txt(&rows[3]).as_deref(), Some("b5"));
+}
