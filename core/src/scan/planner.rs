@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::Io;
+use crate::predicate::{BoundPredicate, ColumnStats, Predicate, value_stats_fields};
 use crate::spec::CoreOptions;
 use crate::spec::options::MergeEngine;
 use crate::spec::partition::{POSTPONE_BUCKET, PartitionNaming, bucket_path, partition_path};
@@ -124,6 +125,11 @@ pub struct ScanRequest {
     /// `scan.timestamp-millis`, `source.split.target-size`, ...), applied on top of the
     /// schema's options.
     pub options: BTreeMap<String, String>,
+    /// Row filter, used here only to skip partitions and files that cannot hold a matching
+    /// row (partition values; key statistics of primary-key tables; value statistics of
+    /// append tables). Readers must still apply it to rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<Predicate>,
 }
 
 impl ScanRequest {
@@ -145,6 +151,12 @@ impl ScanRequest {
     pub fn with_timestamp_millis(mut self, millis: i64) -> Self {
         self.options
             .insert("scan.timestamp-millis".to_string(), millis.to_string());
+        self
+    }
+
+    /// Skip partitions and files that cannot match `filter` (rows are not filtered here).
+    pub fn with_filter(mut self, filter: Predicate) -> Self {
+        self.filter = Some(filter);
         self
     }
 
@@ -206,6 +218,11 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     };
 
     let entries = read_live_entries(io, &snapshot).await?;
+    let filter = request
+        .filter
+        .as_ref()
+        .map(|f| f.bind(&schema.fields))
+        .transpose()?;
 
     // Filters of a batch scan.
     let bucket_option = options.bucket()?;
@@ -216,6 +233,10 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         .filter(|e| !(only_real_buckets && e.bucket < 0))
         .filter(|e| !(skip_level0 && e.file.level == 0))
         .collect();
+    let entries = match &filter {
+        Some(f) => prune(entries, f, &schema, table_kind, io).await?,
+        None => entries,
+    };
 
     // Group by partition then bucket, in first-seen order (Java's LinkedHashMap).
     let mut groups: Vec<((BinaryRow, i32), Vec<ManifestEntry>)> = Vec::new();
@@ -500,4 +521,81 @@ impl<'de> Deserialize<'de> for TableSchema {
         let bytes = serde_json::to_vec(&value).map_err(serde::de::Error::custom)?;
         decode_schema(&bytes, "<plan>").map_err(serde::de::Error::custom)
     }
+}
+
+/// Drop entries that cannot hold a row matching `filter`: by partition values, then by key
+/// statistics (primary-key tables: the merged rows of a key only come from files whose key
+/// range holds it) or value statistics (append tables). Data-evolution tables are only
+/// pruned by partition (their columns are spread over files).
+async fn prune<T>(
+    entries: Vec<ManifestEntry>,
+    filter: &BoundPredicate,
+    schema: &TableSchema,
+    table_kind: TableKind,
+    io: &Io<T>,
+) -> Result<Vec<ManifestEntry>> {
+    let partition_fields: Vec<DataField> =
+        schema.partition_fields()?.into_iter().cloned().collect();
+    let partition_filter = filter.partition_predicate(&partition_fields);
+    let partition_types: Vec<_> = partition_fields
+        .iter()
+        .map(|f| f.data_type.clone())
+        .collect();
+    // File schemas for value statistics.
+    let mut file_schemas: BTreeMap<i64, TableSchema> = BTreeMap::new();
+    file_schemas.insert(schema.id, schema.clone());
+    if table_kind == TableKind::Append {
+        let mut ids: Vec<i64> = entries.iter().map(|e| e.file.schema_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.retain(|id| *id != schema.id);
+        for s in try_join_all(ids.iter().map(|&id| async move {
+            let path = schema_path(id);
+            let bytes = io.read(&path).await?;
+            decode_schema(&bytes, &path)
+        }))
+        .await?
+        {
+            file_schemas.insert(s.id, s);
+        }
+    }
+    let key_fields: Vec<DataField> = if table_kind == TableKind::PrimaryKey {
+        schema
+            .trimmed_primary_keys()?
+            .iter()
+            .filter_map(|k| schema.field(k).cloned())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        if let Some(pf) = &partition_filter {
+            let values = e.partition.fields(&partition_types)?;
+            if !pf.partition_may_match(&values, &partition_fields) {
+                continue;
+            }
+        }
+        let keep = match table_kind {
+            TableKind::PrimaryKey => {
+                let stats = ColumnStats::from_simple_stats(&e.file.key_stats, &key_fields);
+                filter.stats_may_match(e.file.row_count, &stats)
+            }
+            TableKind::Append => match file_schemas
+                .get(&e.file.schema_id)
+                .and_then(|s| value_stats_fields(&e.file, &s.fields))
+            {
+                Some(fields) => {
+                    let stats = ColumnStats::from_simple_stats(&e.file.value_stats, &fields);
+                    filter.stats_may_match(e.file.row_count, &stats)
+                }
+                None => true,
+            },
+            TableKind::DataEvolution => true,
+        };
+        if keep {
+            out.push(e);
+        }
+    }
+    Ok(out)
 }
