@@ -723,6 +723,10 @@ impl BoundPredicate {
     /// or type differs from the bound field, count as unknown (may match). See the module docs
     /// for what is never pruned.
     ///
+    /// The same test prunes a whole manifest on its `_PARTITION_STATS` (partition fields as
+    /// columns, `row_count` = `num_added_files + num_deleted_files`), as Java's
+    /// `ManifestsReader` does.
+    ///
     /// Primary-key tables: a file's rows are not the table's rows until merged. As Java's
     /// `KeyValueFileStoreScan` does, prune single files only on *key* statistics (every
     /// version of a key lives in the key range of its file); on *value* statistics drop a

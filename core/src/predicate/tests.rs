@@ -1628,3 +1628,55 @@ fn column_stats_from_simple_stats() {
     assert!(ColumnStats::from_simple_stats(&crate::spec::SimpleStats::empty(), &fields).is_empty());
     assert!(ColumnStats::from_simple_stats(&crate::spec::SimpleStats::empty(), &[]).is_empty());
 }
+
+#[test]
+fn value_stats_fields_follow_write_cols_and_stats_cols() {
+    let schema_fields = vec![
+        field(0, "a", TypeKind::Int),
+        field(1, "b", TypeKind::BigInt),
+        field(2, "c", TypeKind::VarChar { length: 10 }),
+    ];
+    let mut file = crate::spec::DataFileMeta {
+        file_name: "data-0.parquet".into(),
+        file_size: 1,
+        row_count: 1,
+        min_key: BinaryRow::empty(),
+        max_key: BinaryRow::empty(),
+        key_stats: crate::spec::SimpleStats::empty(),
+        value_stats: crate::spec::SimpleStats::empty(),
+        min_sequence_number: 0,
+        max_sequence_number: 0,
+        schema_id: 0,
+        level: 0,
+        extra_files: vec![],
+        creation_time_millis: None,
+        delete_row_count: None,
+        embedded_index: None,
+        file_source: None,
+        value_stats_cols: None,
+        external_path: None,
+        first_row_id: None,
+        write_cols: None,
+        write_cols_sequences: None,
+    };
+    let ids = |f: Option<Vec<DataField>>| f.map(|v| v.iter().map(|f| f.id).collect::<Vec<_>>());
+    assert_eq!(
+        ids(value_stats_fields(&file, &schema_fields)),
+        Some(vec![0, 1, 2])
+    );
+    file.write_cols = Some(vec!["c".into(), "a".into()]);
+    assert_eq!(
+        ids(value_stats_fields(&file, &schema_fields)),
+        Some(vec![2, 0])
+    );
+    file.value_stats_cols = Some(vec!["a".into()]);
+    assert_eq!(
+        ids(value_stats_fields(&file, &schema_fields)),
+        Some(vec![0])
+    );
+    file.value_stats_cols = Some(vec![]);
+    assert_eq!(ids(value_stats_fields(&file, &schema_fields)), Some(vec![]));
+    // A stats column outside the written columns cannot be interpreted.
+    file.value_stats_cols = Some(vec!["b".into()]);
+    assert_eq!(ids(value_stats_fields(&file, &schema_fields)), None);
+}

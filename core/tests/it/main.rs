@@ -9,5 +9,6 @@ mod corpus_metadata;
 mod data_files;
 mod merge_corpus;
 mod read_rows;
+mod predicate_corpus;
 mod scan_planner;
 mod snapshot_resolver;
