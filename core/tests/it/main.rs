@@ -8,7 +8,7 @@ mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
 mod merge_corpus;
-mod read_rows;
 mod predicate_corpus;
+mod read_rows;
 mod scan_planner;
 mod snapshot_resolver;
