@@ -178,7 +178,8 @@ fn batch_size_does_not_change_primary_key_results() {
 /// (evaluated here on the canonical rows), and partition filters prune files.
 #[test]
 fn filters_prune_safely_and_apply_to_rows() {
-    let cases: &[(&str, &str, fn(&Value) -> bool)] = &[
+    type Keep = fn(&Value) -> bool;
+    let cases: &[(&str, &str, Keep)] = &[
         ("append_partitioned", "region = 'eu'", |r| {
             r["region"] == "eu"
         }),
@@ -203,7 +204,7 @@ fn filters_prune_safely_and_apply_to_rows() {
         let empty = serde_json::Map::new();
         let (all, all_files) = read_filtered(&mut store, &empty, None, None, 0).unwrap();
         let (got, files) = read_filtered(&mut store, &empty, None, Some(filter), 0).unwrap();
-        let want: Vec<Value> = all.into_iter().filter(|r| keep(r)).collect();
+        let want: Vec<Value> = all.into_iter().filter(keep).collect();
         assert!(
             !want.is_empty(),
             "{table} {filter}: the case selects nothing"
