@@ -192,6 +192,13 @@ impl DecompressorVariant for Snappy {
     fn decompress_block(&self, compressed_bytes: &[u8], scratch: &mut Vec<u8>) -> Result<()> {
         let len =
             snap::raw::decompress_len(compressed_bytes).context(error::BuildSnappyDecoderSnafu)?;
+        // paimon-kernel patch: a corrupt length must not allocate gigabytes.
+        if len as u64 > MAX_COMPRESSION_BLOCK_SIZE {
+            return error::OutOfSpecSnafu {
+                msg: format!("snappy block claims {len} decompressed bytes"),
+            }
+            .fail();
+        }
         scratch.resize(len, 0);
         let mut decoder = snap::raw::Decoder::new();
         decoder
@@ -280,9 +287,32 @@ impl FallibleStreamingIterator for DecompressorIter {
         match &self.compression {
             Some(compression) => {
                 // TODO: take stratch from current State::Compressed for re-use
+                // paimon-kernel patch: check the lengths of corrupt streams instead of
+                // panicking in `split_to`.
+                if self.stream.len() < 3 {
+                    return error::OutOfSpecSnafu {
+                        msg: "compressed stream ends inside a block header",
+                    }
+                    .fail();
+                }
                 let header = self.stream.split_to(3);
                 let header = [header[0], header[1], header[2]];
-                match CompressionHeader::decode(header) {
+                let header = CompressionHeader::decode(header);
+                let length = match header {
+                    CompressionHeader::Original(length) | CompressionHeader::Compressed(length) => {
+                        length as usize
+                    }
+                };
+                if length > self.stream.len() {
+                    return error::OutOfSpecSnafu {
+                        msg: format!(
+                            "compression block of {length} bytes in a stream of {} bytes",
+                            self.stream.len()
+                        ),
+                    }
+                    .fail();
+                }
+                match header {
                     CompressionHeader::Original(length) => {
                         let original = self.stream.split_to(length as usize);
                         self.current = Some(State::Original(original.into()));
@@ -344,12 +374,17 @@ impl std::io::Read for Decompressor {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.is_first {
             self.is_first = false;
-            self.decompressor.advance().unwrap();
+            // paimon-kernel patch: errors instead of `unwrap` panics on corrupt blocks.
+            self.decompressor
+                .advance()
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
         }
         let current = self.decompressor.get();
         let current = if let Some(current) = current {
             if current.len() == self.offset {
-                self.decompressor.advance().unwrap();
+                self.decompressor
+                    .advance()
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
                 self.offset = 0;
                 let current = self.decompressor.get();
                 if let Some(current) = current {
