@@ -98,6 +98,7 @@ pub struct MergeReader {
     tree: Vec<usize>,
     started: bool,
     finished: bool,
+    failed: bool,
     /// Batches referenced by the current group and the pending output rows.
     window: Vec<RecordBatch>,
     pending: Vec<Pending>,
@@ -259,6 +260,7 @@ impl MergeReader {
             tree: Vec::new(),
             started: false,
             finished: false,
+            failed: false,
             window: Vec::new(),
             pending: Vec::new(),
             chunks: Vec::new(),
@@ -281,7 +283,26 @@ impl MergeReader {
     /// unknown `_VALUE_KIND`/null `_SEQUENCE_NUMBER`; merge engine errors (retract input
     /// to first-row or partial-update without the options that allow it, arithmetic
     /// overflow of `sum`/`product`, unsupported retraction...).
+    ///
+    /// An error is final: later calls return [`Error::Invalid`].
     pub async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.failed {
+            return Err(Error::invalid(
+                "merge: next_batch called after the merge reader failed",
+            ));
+        }
+        let out = self.advance().await;
+        if out.is_err() {
+            self.failed = true;
+            self.pending.clear();
+            self.chunks.clear();
+            self.window.clear();
+            self.group.clear();
+        }
+        out
+    }
+
+    async fn advance(&mut self) -> Result<Option<RecordBatch>> {
         if !self.started {
             self.started = true;
             for i in 0..self.cursors.len() {

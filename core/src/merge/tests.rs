@@ -205,7 +205,8 @@ fn dedup_four_runs_duplicates_and_batch_sizes() {
         .collect();
     assert!(expected.len() > 10);
     for in_size in 1..=5usize {
-        for out_size in 1..=5usize {
+        // 1000: pending rows refer to more batches than the window bound (chunked output).
+        for out_size in [1usize, 2, 3, 4, 5, 1000] {
             let runs: Vec<Vec<RecordBatch>> = runs_rows
                 .iter()
                 .map(|rows| {
@@ -361,6 +362,20 @@ fn first_row() {
     };
     let err = t.merge(runs(&t)).unwrap_err();
     assert!(err.to_string().contains("First row merge engine"), "{err}");
+    // Errors are final.
+    let sources: Vec<Box<dyn RunSource>> = runs(&t)
+        .into_iter()
+        .map(|r| Box::new(MemoryRunSource::new(r)) as Box<dyn RunSource>)
+        .collect();
+    let mut reader =
+        MergeReader::try_new(&t.cfg, Arc::clone(&t.schema), vec![0], sources, 8).unwrap();
+    assert!(block_on(reader.next_batch()).is_err());
+    assert!(
+        block_on(reader.next_batch())
+            .unwrap_err()
+            .to_string()
+            .contains("after the merge reader failed")
+    );
     let t = Table::new(
         vec![("v", TypeKind::Int, AT::Int32)],
         &[
