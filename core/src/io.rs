@@ -239,6 +239,9 @@ struct IoState<T> {
     outstanding: BTreeMap<RequestId, IoOp>,
     /// Answers not yet taken by their future.
     answers: BTreeMap<RequestId, (IoOp, IoAnswer)>,
+    /// Wakers of futures waiting for an answer: combinators such as `FuturesUnordered`
+    /// (used by `join_all`/`try_join_all` above 30 futures) only re-poll woken futures.
+    wakers: BTreeMap<RequestId, Waker>,
     /// Results emitted by the operation, not yet handed to the host.
     emitted: std::collections::VecDeque<T>,
 }
@@ -436,11 +439,14 @@ struct AnswerFuture<T> {
 
 impl<T> Future for AnswerFuture<T> {
     type Output = IoAnswer;
-    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<IoAnswer> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<IoAnswer> {
         let mut st = lock(&self.state);
         match st.answers.remove(&self.id) {
             Some((_, answer)) => Poll::Ready(answer),
-            None => Poll::Pending,
+            None => {
+                st.wakers.insert(self.id, cx.waker().clone());
+                Poll::Pending
+            }
         }
     }
 }
@@ -499,6 +505,7 @@ impl<T: Send + 'static> Machine<T> {
             fresh: Vec::new(),
             outstanding: BTreeMap::new(),
             answers: BTreeMap::new(),
+            wakers: BTreeMap::new(),
             emitted: std::collections::VecDeque::new(),
         }));
         let io = Io {
@@ -610,6 +617,11 @@ impl<T: Send + 'static> Machine<T> {
         match st.outstanding.remove(&id) {
             Some(op) => {
                 st.answers.insert(id, (op, answer));
+                let waker = st.wakers.remove(&id);
+                drop(st);
+                if let Some(w) = waker {
+                    w.wake();
+                }
                 Ok(())
             }
             None => Err(Error::Protocol {
@@ -797,6 +809,44 @@ mod tests {
         };
         assert_eq!(s, "elhelloworld");
         assert!(matches!(m.step().unwrap(), Step::Done));
+    }
+
+    #[test]
+    fn large_joins_complete_in_one_round() {
+        for n in [31usize, 40, 100, 1000] {
+            let mut store = MemoryStore::new();
+            for i in 0..n {
+                store
+                    .objects
+                    .insert(format!("o{i}"), Bytes::from(vec![1u8; i % 7]));
+            }
+            let m: Machine<usize> = Machine::once("join", move |io: Io<usize>| async move {
+                let got = futures_util::future::try_join_all((0..n).map(|i| {
+                    let io = io.clone();
+                    async move { io.read(&format!("o{i}")).await }
+                }))
+                .await?;
+                Ok(got.iter().map(|b| b.len()).sum())
+            });
+            let mut rounds = 0;
+            let mut m = m;
+            let total = loop {
+                match m.step().unwrap() {
+                    Step::NeedIo(round) => {
+                        rounds += 1;
+                        assert_eq!(round.len(), n);
+                        for r in round {
+                            let a = store.answer(&r.op);
+                            m.provide(r.id, a).unwrap();
+                        }
+                    }
+                    Step::Emit(t) => break t,
+                    Step::Done => panic!("no result"),
+                }
+            };
+            assert_eq!(rounds, 1);
+            assert_eq!(total, (0..n).map(|i| i % 7).sum::<usize>());
+        }
     }
 
     #[test]
