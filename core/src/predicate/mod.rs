@@ -341,7 +341,8 @@ impl Predicate {
     /// or        := and (OR and)*
     /// and       := not (AND not)*
     /// not       := NOT not | '(' or ')' | predicate
-    /// predicate := column (op literal | IS [NOT] NULL | [NOT] IN '(' literal (',' literal)* ')')
+    /// predicate := column (op literal | IS [NOT] NULL | [NOT] IN '(' literal (',' literal)* ')'
+    ///                     | [NOT] BETWEEN literal AND literal)   -- inclusive bounds
     ///            | literal op column
     ///            | column                      -- a BOOLEAN column, same as column = TRUE
     ///            | TRUE | FALSE                -- an empty AND / an empty OR
@@ -353,7 +354,7 @@ impl Predicate {
     ///
     /// # Errors
     /// [`Error::Invalid`] with the 1-based character position and what was expected (see
-    /// [`ParseError`]); [`parser::parse`] gives the structured error.
+    /// [`ParseError`]); [`Predicate::try_parse`] gives the structured error.
     pub fn parse(text: &str) -> Result<Predicate> {
         parser::parse(text).map_err(|e| Error::invalid(format!("invalid filter: {e}")))
     }

@@ -36,6 +36,7 @@ const KEYWORDS: &[&str] = &[
     "IS",
     "NULL",
     "IN",
+    "BETWEEN",
     "TRUE",
     "FALSE",
     "DATE",
@@ -541,6 +542,18 @@ impl Parser<'_> {
                 self.advance();
                 Ok(leaf(LeafOp::In(self.list()?)))
             }
+            Tok::Word(w) if w.eq_ignore_ascii_case("BETWEEN") => {
+                self.advance();
+                self.between(column, position, false)
+            }
+            Tok::Word(w)
+                if w.eq_ignore_ascii_case("NOT")
+                    && matches!(self.tokens.get(self.i + 1).map(|t| &t.tok), Some(Tok::Word(n)) if n.eq_ignore_ascii_case("BETWEEN")) =>
+            {
+                self.advance();
+                self.advance();
+                self.between(column, position, true)
+            }
             Tok::Word(w)
                 if w.eq_ignore_ascii_case("NOT")
                     && matches!(self.tokens.get(self.i + 1).map(|t| &t.tok), Some(Tok::Word(n)) if n.eq_ignore_ascii_case("IN")) =>
@@ -554,9 +567,41 @@ impl Parser<'_> {
             }
             Tok::RParen | Tok::Eof => Ok(leaf(LeafOp::Compare(CmpOp::Eq, Literal::Boolean(true)))),
             _ => Err(self.err_here(
-                "a comparison operator (=, <>, <, <=, >, >=), IS [NOT] NULL or [NOT] IN",
+                "a comparison operator (=, <>, <, <=, >, >=), IS [NOT] NULL, [NOT] IN or [NOT] BETWEEN",
             )),
         }
+    }
+
+    /// `column [NOT] BETWEEN low AND high` (after `BETWEEN`): `low <= column AND column <= high`.
+    fn between(
+        &mut self,
+        column: String,
+        position: usize,
+        negated: bool,
+    ) -> Result<Predicate, ParseError> {
+        let bound = |p: &mut Self, what: &str| -> Result<Literal, ParseError> {
+            let t = p.peek().clone();
+            match p.operand(what)? {
+                Operand::Literal(l) => Ok(l),
+                Operand::Column(..) => Err(p.err_at(&t, what)),
+            }
+        };
+        let low = bound(self, "a literal after BETWEEN")?;
+        self.expect_kw("AND", "AND between the BETWEEN bounds")?;
+        let high = bound(self, "a literal after BETWEEN ... AND")?;
+        let leaf = |op, lit| {
+            Predicate::Leaf(Leaf {
+                column: column.clone(),
+                op: LeafOp::Compare(op, lit),
+                position,
+            })
+        };
+        let range = Predicate::And(vec![leaf(CmpOp::GtEq, low), leaf(CmpOp::LtEq, high)]);
+        Ok(if negated {
+            Predicate::Not(Box::new(range))
+        } else {
+            range
+        })
     }
 
     fn list(&mut self) -> Result<Vec<Literal>, ParseError> {

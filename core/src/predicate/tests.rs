@@ -330,6 +330,15 @@ fn parses_valid_forms() {
         ("FALSE OR a = 1", "(FALSE OR a = 1)"),
         ("TRUE = flag", "flag = TRUE"),
         ("  a=1  ", "a = 1"),
+        (
+            "a BETWEEN 1 AND 5 AND b = 2",
+            "((a >= 1 AND a <= 5) AND b = 2)",
+        ),
+        (
+            "a not between -1 and 'x' or b = 2",
+            "(NOT (a >= -1 AND a <= 'x') OR b = 2)",
+        ),
+        ("`between` = 1", "`between` = 1"),
     ];
     for (text, want) in cases {
         let p = Predicate::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -402,8 +411,20 @@ fn parse_errors_name_position_and_expectation() {
         (
             "a LIKE 'x'",
             3,
-            "a comparison operator (=, <>, <, <=, >, >=), IS [NOT] NULL or [NOT] IN",
+            "a comparison operator (=, <>, <, <=, >, >=), IS [NOT] NULL, [NOT] IN or [NOT] BETWEEN",
             "identifier LIKE",
+        ),
+        (
+            "a BETWEEN 1 OR 2",
+            13,
+            "AND between the BETWEEN bounds",
+            "'OR'",
+        ),
+        (
+            "a BETWEEN b AND 2",
+            11,
+            "a literal after BETWEEN",
+            "identifier b",
         ),
         (
             "a = 1x",
@@ -757,6 +778,8 @@ fn evaluates_every_type_with_nulls() {
         ("ltz > DATE '2024-01-01'", &[1, 3]),
         ("ltz = '2024-06-30 12:00:00.5'", &[1]),
         // null handling
+        ("i BETWEEN 2 AND 3", &[1, 3]),
+        ("i NOT BETWEEN 2 AND 3", &[0]),
         ("i IS NULL", &[2]),
         ("ts9 IS NOT NULL", &[0, 1, 3]),
         ("NOT i = 1", &[1, 3]),
