@@ -451,6 +451,14 @@ impl MergeReader {
             .key_converter
             .convert_columns(&batch.columns()[..key_count])
             .map_err(|e| Error::arrow("merge: converting primary keys", e))?;
+        for r in 1..keys.num_rows() {
+            if keys.row(r) < keys.row(r - 1) {
+                return Err(Error::invalid(format!(
+                    "merge: sorted run {run} is not sorted by key (row {r} of a batch is smaller than row {})",
+                    r - 1
+                )));
+            }
+        }
         let user_seq = match &self.user_seq {
             None => None,
             Some((conv, idx)) => {

@@ -400,6 +400,20 @@ fn bad_value_kind_and_layout() {
         err.to_string().contains("Unsupported byte value 9"),
         "{err}"
     );
+    let unsorted = t.batch(
+        &[2, 1],
+        &[0, 1],
+        "+I +I",
+        vec![int_col(&[Some(1), Some(2)])],
+    );
+    let err = t.merge(vec![vec![unsorted]]).unwrap_err();
+    assert!(err.to_string().contains("not sorted by key"), "{err}");
+    let across = vec![
+        t.batch(&[2], &[0], "+I", vec![int_col(&[Some(1)])]),
+        t.batch(&[1], &[1], "+I", vec![int_col(&[Some(2)])]),
+    ];
+    let err = t.merge(vec![across]).unwrap_err();
+    assert!(err.to_string().contains("not sorted by key"), "{err}");
     let bad_schema = Arc::new(Schema::new(vec![Field::new("_KEY_k", AT::Int64, false)]));
     assert!(MergeReader::try_new(&t.cfg, bad_schema, vec![], vec![], 1).is_err());
 }
