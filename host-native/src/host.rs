@@ -198,9 +198,30 @@ impl ObjectStoreHost {
     /// machine fails (including IO failures it could not work around).
     pub async fn drive<T: Send + 'static>(
         &self,
-        mut machine: Machine<T>,
+        machine: Machine<T>,
         mut on_emit: impl FnMut(T),
     ) -> Result<()> {
+        self.drive_async(machine, |item| {
+            on_emit(item);
+            std::future::ready(true)
+        })
+        .await
+    }
+
+    /// Drive `machine`, awaiting `on_emit` for each emitted item; `on_emit` returns `false` to
+    /// stop early (the machine is dropped, `Ok(())` is returned).
+    ///
+    /// Errors: as [`ObjectStoreHost::drive`].
+    pub async fn drive_async<T, F, Fut>(
+        &self,
+        mut machine: Machine<T>,
+        mut on_emit: F,
+    ) -> Result<()>
+    where
+        T: Send + 'static,
+        F: FnMut(T) -> Fut,
+        Fut: Future<Output = bool>,
+    {
         let context = |m: &Machine<T>| format!("table {}: {}", self.url(), m.name());
         loop {
             let step =
@@ -213,10 +234,43 @@ impl ObjectStoreHost {
                             .map_err(|e| Error::kernel(context(&machine), e))?;
                     }
                 }
-                Step::Emit(item) => on_emit(item),
+                Step::Emit(item) => {
+                    if !on_emit(item).await {
+                        return Ok(());
+                    }
+                }
                 Step::Done => return Ok(()),
             }
         }
+    }
+
+    /// Drive `machine` on its own task and stream what it emits, with backpressure: at most
+    /// `buffer` items wait in the channel, and the machine is not stepped while it is full
+    /// (a streaming reader holds about `buffer` batches). A failure arrives as the last item.
+    /// Dropping the stream stops the machine at its next emit. Must be called within a tokio
+    /// runtime.
+    pub fn stream<T: Send + 'static>(
+        &self,
+        machine: Machine<T>,
+        buffer: usize,
+    ) -> impl futures::Stream<Item = Result<T>> + Send + 'static {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<T>>(buffer.max(1));
+        let host = self.clone();
+        tokio::spawn(async move {
+            let items = tx.clone();
+            let result = host
+                .drive_async(machine, move |item| {
+                    let items = items.clone();
+                    async move { items.send(Ok(item)).await.is_ok() }
+                })
+                .await;
+            if let Err(e) = result {
+                let _ = tx.send(Err(e)).await;
+            }
+        });
+        futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        })
     }
 
     /// Drive `machine` to the end and collect what it emits.

@@ -558,3 +558,45 @@ async fn http_list_is_unsupported_and_5xx_is_transient_after_retries() {
         .await;
     assert_eq!(answer, IoAnswer::bytes(Bytes::from_static(b"42")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_applies_backpressure_and_reports_errors() {
+    use std::sync::atomic::AtomicUsize;
+    let emitted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&emitted);
+    let host = memory_host(&[("f", object(10))]).await;
+    let machine: Machine<u8> = Machine::new("counter", move |io: Io<u8>| async move {
+        for i in 0..100u8 {
+            let b = io
+                .read_range("f", u64::from(i % 10)..u64::from(i % 10) + 1)
+                .await?;
+            counter.fetch_add(1, Ordering::SeqCst);
+            io.emit_and_yield(b[0]).await;
+        }
+        Ok(())
+    });
+    let mut stream = Box::pin(host.stream(machine, 2));
+    let first: Vec<u8> = (&mut stream).take(3).map(|r| r.unwrap()).collect().await;
+    assert_eq!(first, object(10).slice(0..3).to_vec());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let so_far = emitted.load(Ordering::SeqCst);
+    assert!(
+        so_far <= 3 + 2 + 1,
+        "{so_far} items produced for 3 taken with a buffer of 2"
+    );
+    drop(stream);
+
+    let failing: Machine<u8> = Machine::new("failing", |io: Io<u8>| async move {
+        io.emit_and_yield(1).await;
+        io.read("missing").await?;
+        Ok(())
+    });
+    let items: Vec<Result<u8>> = host.stream(failing, 4).collect().await;
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].as_ref().unwrap(), &1);
+    let err = items[1].as_ref().unwrap_err().to_string();
+    assert!(
+        err.contains("failing") && err.contains("missing") && err.contains("not found"),
+        "{err}"
+    );
+}
