@@ -400,61 +400,11 @@ pub(crate) async fn extend_tail<T>(
     Ok(Bytes::from(all))
 }
 
-/// Read several ranges of one file in one round.
-///
-/// Not `futures_util::future::try_join_all`: above 30 futures it switches to
-/// `FuturesUnordered`, which only re-polls futures whose waker fired, and the answers of an
-/// [`Io`] round do not wake (the machine polls with a no-op waker). This join polls every
-/// unfinished read on every poll.
+/// Read several ranges of one file in one round (one request per range, in order).
 pub(crate) async fn read_ranges<T>(
     io: &Io<T>,
     path: &str,
     ranges: &[std::ops::Range<u64>],
 ) -> Result<Vec<Bytes>> {
-    let futures: Vec<_> = ranges
-        .iter()
-        .map(|r| Box::pin(io.read_range(path, r.clone())))
-        .collect();
-    PollAll {
-        futures,
-        results: Vec::new(),
-    }
-    .await
-    .into_iter()
-    .collect()
-}
-
-struct PollAll<F: std::future::Future> {
-    futures: Vec<std::pin::Pin<Box<F>>>,
-    results: Vec<Option<F::Output>>,
-}
-
-impl<F: std::future::Future> std::future::Future for PollAll<F>
-where
-    F::Output: Unpin,
-{
-    type Output = Vec<F::Output>;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let this = self.get_mut();
-        if this.results.len() != this.futures.len() {
-            this.results = this.futures.iter().map(|_| None).collect();
-        }
-        let mut pending = false;
-        for (fut, slot) in this.futures.iter_mut().zip(this.results.iter_mut()) {
-            if slot.is_none() {
-                match fut.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => *slot = Some(v),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            return std::task::Poll::Pending;
-        }
-        std::task::Poll::Ready(this.results.iter_mut().filter_map(Option::take).collect())
-    }
+    futures_util::future::try_join_all(ranges.iter().map(|r| io.read_range(path, r.clone()))).await
 }

@@ -763,3 +763,28 @@ fn evolved_files_cast_to_the_latest_schema() {
         want.swap_remove(i);
     }
 }
+
+/// A `file_size` larger than the stored object (stale or wrong metadata) is an IO error naming
+/// the file, in every format.
+#[test]
+fn file_size_beyond_the_object_is_an_error() {
+    for table in ["append_parquet", "append_orc", "append_avro"] {
+        let expected = load_expected(table);
+        let table_dir = corpus_dir().join(expected["path"].as_str().unwrap());
+        let path = table_dir
+            .join("bucket-0")
+            .join(expected["files"][0]["file_path"].as_str().unwrap());
+        let bytes = Bytes::from(std::fs::read(&path).unwrap());
+        let format = FileFormat::from_path(&path.to_string_lossy()).unwrap();
+        let size = bytes.len() as u64 + 100;
+        let mut store = MemoryStore::new();
+        store.objects.insert("t/f".into(), bytes);
+        let machine = Machine::new("read", move |io: Io<()>| async move {
+            let mut r = DataFileReader::open(&io, "t/f", size, format, None, 0).await?;
+            while r.next_batch(&io).await?.is_some() {}
+            Ok(())
+        });
+        let err = store.run(machine).unwrap_err().to_string();
+        assert!(err.contains("t/f"), "{table}: {err}");
+    }
+}
