@@ -5,6 +5,10 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)        # zstd-sys and friends for wasm32
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # browser tests of host-wasm
+command -v wasm-opt >/dev/null 2>&1 || need_apt+=(binaryen)  # size-optimized wasm builds
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)        # wasm API tests (node --test)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -15,3 +19,20 @@ fi
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
+
+# wasm-bindgen-cli at exactly the version of the wasm-bindgen crate (Cargo.toml pins it),
+# installed into a cache dir; scripts/test-all.sh puts its bin/ on PATH.
+wb_version=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
+if [ -z "$wb_version" ]; then
+  echo "Cargo.toml does not pin wasm-bindgen with '=X.Y.Z'" >&2
+  exit 1
+fi
+wb_root="${PAIMON_TOOLS:-$HOME/.cache/paimon-kernel/tools}/wasm-bindgen-$wb_version"
+if [ "$("$wb_root/bin/wasm-bindgen" --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]; then
+  echo "installing wasm-bindgen-cli $wb_version into $wb_root"
+  cargo install wasm-bindgen-cli --version "$wb_version" --locked --root "$wb_root"
+fi
+"$wb_root/bin/wasm-bindgen" --version
+
+# Node packages of the host-wasm tests (playwright-core drives Debian's chromium).
+(cd host-wasm && npm ci --no-audit --no-fund)
