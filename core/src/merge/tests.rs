@@ -1607,3 +1607,105 @@ fn merge_throughput() {
         );
     }
 }
+
+#[test]
+fn aggregation_sweep_across_batches_and_runs() {
+    // sum + listagg + collect over 3 runs with duplicate keys inside runs, split into batches
+    // of 1..=3 rows, checked against a fold in sequence-number order.
+    let string = TypeKind::VarChar {
+        length: i32::MAX as u32,
+    };
+    let arr = TypeKind::Array(Box::new(DataType::nullable(TypeKind::Int)));
+    let list_type = list_col(vec![]).data_type().clone();
+    let t = Table::new(
+        vec![
+            ("s", TypeKind::Int, AT::Int32),
+            ("l", string, AT::Utf8),
+            ("c", arr, list_type),
+        ],
+        &[
+            ("merge-engine", "aggregation"),
+            ("fields.s.aggregate-function", "sum"),
+            ("fields.l.aggregate-function", "listagg"),
+            ("fields.c.aggregate-function", "collect"),
+        ],
+    );
+    let mut rng = Lcg(7);
+    let mut seq = 0i64;
+    let mut runs_rows: Vec<Vec<(i64, i64, i32)>> = Vec::new();
+    for _ in 0..3 {
+        let mut rows = Vec::new();
+        for k in 0..15i64 {
+            for _ in 0..rng.next(3) {
+                rows.push((k, seq, rng.next(100) as i32));
+                seq += 1;
+            }
+        }
+        runs_rows.push(rows);
+    }
+    let mut model: BTreeMap<i64, Vec<(i64, i32)>> = BTreeMap::new();
+    for rows in &runs_rows {
+        for &(k, s, v) in rows {
+            model.entry(k).or_default().push((s, v));
+        }
+    }
+    let expected: Vec<(i64, i32, String, Vec<Option<i32>>)> = model
+        .into_iter()
+        .map(|(k, mut recs)| {
+            recs.sort();
+            let vals: Vec<i32> = recs.iter().map(|r| r.1).collect();
+            let l = vals
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            (
+                k,
+                vals.iter().sum(),
+                l,
+                vals.iter().map(|v| Some(*v)).collect(),
+            )
+        })
+        .collect();
+    for size in 1..=3usize {
+        let runs: Vec<Vec<RecordBatch>> = runs_rows
+            .iter()
+            .map(|rows| {
+                rows.chunks(size)
+                    .map(|c| {
+                        let keys: Vec<i64> = c.iter().map(|r| r.0).collect();
+                        let seqs: Vec<i64> = c.iter().map(|r| r.1).collect();
+                        let kinds = vec!["+I"; c.len()].join(" ");
+                        let vals: Vec<Option<i32>> = c.iter().map(|r| Some(r.2)).collect();
+                        let strs_: Vec<String> = c.iter().map(|r| r.2.to_string()).collect();
+                        let strs_: Vec<Option<&str>> =
+                            strs_.iter().map(|s| Some(s.as_str())).collect();
+                        let lists = list_col(c.iter().map(|r| Some(vec![Some(r.2)])).collect());
+                        t.batch(
+                            &keys,
+                            &seqs,
+                            &kinds,
+                            vec![int_col(&vals), str_col(&strs_), lists],
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        let b = t.merge(runs).unwrap();
+        let keys = i64s(&b, 0);
+        let sums = i32s(b.column(1));
+        let ls = strs(b.column(2));
+        let cs = list_out(b.column(3));
+        let got: Vec<(i64, i32, String, Vec<Option<i32>>)> = (0..b.num_rows())
+            .map(|i| {
+                (
+                    keys[i].unwrap(),
+                    sums[i].unwrap(),
+                    ls[i].clone().unwrap(),
+                    cs[i].clone().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "batch size {size}");
+    }
+}
