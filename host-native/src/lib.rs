@@ -32,10 +32,12 @@ pub mod error;
 pub mod host;
 pub mod location;
 pub mod metadata;
+pub mod scan;
 pub mod system;
 pub mod table;
 
 pub use error::{Error, Result};
 pub use host::{HostOptions, HostStats, ObjectStoreHost};
 pub use location::{StoreKind, TableLocation};
+pub use scan::{Filter, ReadOptions, RecordBatchStream};
 pub use table::{DataFiles, Table, TableScan};

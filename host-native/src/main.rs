@@ -7,6 +7,9 @@
 //! paimon-kernel files     TABLE [--snapshot N|--tag T] live data files ($files)
 //! paimon-kernel manifests TABLE [--snapshot N|--tag T] manifest files of a snapshot
 //! paimon-kernel tags      TABLE                       tags and their snapshots
+//! paimon-kernel scan      TABLE [--snapshot N|--tag T|--timestamp-millis T] [--columns a,b]
+//!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow]
+//!                         [--output FILE] [--batch-size N]      read rows
 //! ```
 //!
 //! TABLE is a table directory or URL (`s3://`, `gs://`, `az://`, `http(s)://`, `file://`).
@@ -46,6 +49,8 @@ enum Command {
     Manifests(SnapshotArgs),
     /// Tags and the snapshots they pin.
     Tags(TableArgs),
+    /// Read rows: a human table, JSON lines, CSV or an Arrow IPC stream.
+    Scan(cli::scan::ScanArgs),
 }
 
 #[derive(Debug, Args)]
@@ -81,24 +86,23 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", cli::error_chain(&e));
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run(cli: Cli) -> paimon_native::Result<()> {
+async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
     let out = match cli.command {
-        Command::Info(a) => cli::info(&a.table, a.snapshot, a.tag.as_deref(), json).await?,
-        Command::Snapshots(a) => cli::snapshots(&a.table, json).await?,
-        Command::Schema(a) => cli::schema(&a.table, a.snapshot, a.tag.as_deref(), json).await?,
-        Command::Files(a) => cli::files(&a.table, a.snapshot, a.tag.as_deref(), json).await?,
-        Command::Manifests(a) => {
-            cli::manifests(&a.table, a.snapshot, a.tag.as_deref(), json).await?
-        }
-        Command::Tags(a) => cli::tags(&a.table, json).await?,
+        Command::Info(a) => cli::info(&a.table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Snapshots(a) => cli::snapshots(&a.table, json).await,
+        Command::Schema(a) => cli::schema(&a.table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Files(a) => cli::files(&a.table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Manifests(a) => cli::manifests(&a.table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Tags(a) => cli::tags(&a.table, json).await,
+        Command::Scan(a) => return cli::scan::run(a, json).await,
     };
-    cli::print(&out);
+    cli::print(&out.map_err(|e| cli::error_chain(&e))?);
     Ok(())
 }

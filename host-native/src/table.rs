@@ -185,6 +185,7 @@ impl Table {
         TableScan {
             table: self.clone(),
             travel: TimeTravel::Latest,
+            read: crate::scan::ReadOptions::default(),
         }
     }
 }
@@ -193,8 +194,9 @@ impl Table {
 /// `with_*` call wins.
 #[derive(Debug, Clone)]
 pub struct TableScan {
-    table: Table,
-    travel: TimeTravel,
+    pub(crate) table: Table,
+    pub(crate) travel: TimeTravel,
+    pub(crate) read: crate::scan::ReadOptions,
 }
 
 impl TableScan {

@@ -1,0 +1,137 @@
+//! The read acceptance check: every read of every table of a warehouse, done exactly as a user
+//! would, `paimon-kernel scan TABLE --format arrow [--snapshot N] [--tag T] [--columns a,b]`,
+//! with the Arrow IPC stream on stdout parsed, rendered canonically and compared (sorted) with
+//! the rows of `<table>.expected.json` (`rows` and every `additional_reads` entry).
+//!
+//! The warehouse is `conformance/tables` unless `PAIMON_WAREHOUSE` names another directory
+//! written by `make_corpus.py` (e.g. `make_corpus.py /tmp/seed7 --seed 7`, then
+//! `PAIMON_WAREHOUSE=/tmp/seed7 cargo test -p paimon-conformance --test corpus_scan`).
+//! `PAIMON_KERNEL_BIN` may name the binary to test.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::process::Command;
+
+use arrow_ipc::reader::StreamReader;
+use serde_json::Value;
+
+use support::canonical::render_batch;
+use support::{
+    ExpectedRead, binary, check_rows, expected_reads, pending, pending_reads, warehouse,
+    warehouse_tables,
+};
+
+/// The command line of one read.
+fn scan_args(table_dir: &str, read: &ExpectedRead) -> Vec<String> {
+    let mut args = vec![
+        "scan".to_string(),
+        table_dir.to_string(),
+        "--format".to_string(),
+        "arrow".to_string(),
+    ];
+    if let Some(s) = &read.snapshot {
+        args.extend(["--snapshot".to_string(), s.clone()]);
+    }
+    if let Some(t) = &read.tag {
+        args.extend(["--tag".to_string(), t.clone()]);
+    }
+    if let Some(p) = &read.projection {
+        args.extend(["--columns".to_string(), p.join(",")]);
+    }
+    args
+}
+
+/// Run one read; canonical rows, or the failure (exit status and stderr, or a bad stream).
+fn scan_rows(args: &[String]) -> Result<Vec<Value>, String> {
+    let out = Command::new(binary())
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary().display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "exit {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let reader = StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
+        .map_err(|e| format!("stdout is not an Arrow IPC stream: {e}"))?;
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| format!("bad Arrow IPC batch: {e}"))?;
+        rows.extend(render_batch(&batch));
+    }
+    Ok(rows)
+}
+
+#[test]
+fn every_read_of_every_table_matches_through_the_cli() {
+    let warehouse = warehouse();
+    let tables = warehouse_tables(&warehouse);
+    assert!(
+        !tables.is_empty(),
+        "no tables with expected files in {}",
+        warehouse.display()
+    );
+    let pending_list = pending_reads();
+    let (mut reads, mut passed, mut pending_failed) = (0, 0, 0);
+    let mut failures = Vec::new();
+    let mut now_passing = Vec::new();
+    for table in &tables {
+        let dir = table.dir.to_string_lossy().into_owned();
+        for read in expected_reads(&table.expected) {
+            reads += 1;
+            let args = scan_args(&dir, &read);
+            let outcome = if read.other_options.is_empty() {
+                scan_rows(&args)
+                    .and_then(|got| check_rows(&table.name, &read.label, &got, &read.rows))
+            } else {
+                Err(format!(
+                    "options the CLI cannot express: {:?}",
+                    read.other_options
+                ))
+            }
+            .map_err(|e| {
+                if e.starts_with(&format!("{} [", table.name)) {
+                    e
+                } else {
+                    format!(
+                        "{} [{}]: {e}\n  command: paimon-kernel {}",
+                        table.name,
+                        read.label,
+                        args.join(" ")
+                    )
+                }
+            });
+            match (outcome, pending(&pending_list, &table.name)) {
+                (Ok(()), None) => passed += 1,
+                (Ok(()), Some(_)) => {
+                    passed += 1;
+                    now_passing.push(format!("{} [{}]", table.name, read.label));
+                }
+                (Err(e), Some(why)) => {
+                    pending_failed += 1;
+                    println!("pending ({why}): {e}");
+                }
+                (Err(e), None) => failures.push(e),
+            }
+        }
+    }
+    for p in &now_passing {
+        println!("pending read now passes: {p}");
+    }
+    println!(
+        "warehouse {}: {} tables, {reads} reads: {passed} passed, {pending_failed} pending, {} failed",
+        warehouse.display(),
+        tables.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {reads} reads failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

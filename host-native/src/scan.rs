@@ -1,0 +1,458 @@
+//! Reading rows: [`TableScan`]'s projection, filter and limit, [`TableScan::plan`],
+//! [`TableScan::to_stream`] and [`TableScan::to_batches`].
+//!
+//! A read plans the scan (one machine: snapshot, manifests, schemas; see
+//! [`paimon_kernel::scan::plan_scan`]) and then reads each split of the plan with its own
+//! [`read_split`] machine. Split machines run concurrently, at most
+//! [`TableScan::with_splits_in_flight`] at a time (default: the number of cores, between 2
+//! and 4), each on its own tokio task whose CPU-bound steps (decoding, merging) run on tokio's
+//! blocking pool while other splits wait for IO:
+//!
+//! * **Order**: batches come out in split order (the plan's order), and in order within a
+//!   split, whatever order the splits finish in.
+//! * **Memory**: each running split may hold at most [`SPLIT_QUEUE_BATCHES`] finished batches
+//!   ahead of the consumer (it then waits), so memory grows with the number of splits in flight
+//!   and the batch size, not with the table size.
+//! * **Limit**: rows past [`TableScan::with_limit`] are never returned; once the limit is
+//!   reached the stream ends, splits not started are never started and running split tasks
+//!   are cancelled. Dropping the stream cancels them too.
+//!
+//! ```no_run
+//! # async fn demo() -> paimon_native::Result<()> {
+//! use futures::TryStreamExt;
+//! use paimon_native::Table;
+//!
+//! let table = Table::open("conformance/tables/corpus.db/pk_dedup").await?;
+//! let mut stream = table
+//!     .scan()
+//!     .with_projection(["k", "name"])
+//!     .with_filter("k > 2")
+//!     .with_limit(10)
+//!     .to_stream()
+//!     .await?;
+//! while let Some(batch) = stream.try_next().await? {
+//!     println!("{} rows", batch.num_rows());
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Source: Java `org.apache.paimon.table.source.{ReadBuilder, TableScan, TableRead}`.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::Stream;
+use futures::stream::BoxStream;
+use paimon_kernel::io::{Io, Machine, Step};
+use paimon_kernel::predicate::Predicate;
+use paimon_kernel::read::{ReadContext, read_split};
+use paimon_kernel::scan::snapshot_resolver::TimeTravel;
+use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::host::ObjectStoreHost;
+use crate::table::TableScan;
+
+/// Finished batches one running split may hold before the consumer takes them.
+pub const SPLIT_QUEUE_BATCHES: usize = 2;
+
+/// A row filter given to [`TableScan::with_filter`]: a [`Predicate`] or its text (parsed by
+/// [`Predicate::parse`] when the scan is planned).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    /// An already built predicate.
+    Predicate(Predicate),
+    /// Text such as `k > 2 AND name IS NOT NULL`.
+    Text(String),
+}
+
+impl From<Predicate> for Filter {
+    fn from(p: Predicate) -> Self {
+        Filter::Predicate(p)
+    }
+}
+
+impl From<&str> for Filter {
+    fn from(s: &str) -> Self {
+        Filter::Text(s.to_string())
+    }
+}
+
+impl From<String> for Filter {
+    fn from(s: String) -> Self {
+        Filter::Text(s)
+    }
+}
+
+/// What a [`TableScan`] reads besides the snapshot: columns, filter, limit, batch size and
+/// parallelism. Part of every `TableScan`; set through its `with_*` methods.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadOptions {
+    /// Output columns (`None`: every column of the read schema).
+    pub projection: Option<Vec<String>>,
+    /// Row filter.
+    pub filter: Option<Filter>,
+    /// Maximum rows returned.
+    pub limit: Option<u64>,
+    /// Rows per batch (0: [`paimon_kernel::read::DEFAULT_BATCH_SIZE`]).
+    pub batch_size: usize,
+    /// Splits read concurrently (0: the default, see the module docs).
+    pub splits_in_flight: usize,
+}
+
+/// Default splits in flight: the available cores, clamped to 2..=4.
+fn default_splits_in_flight() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, std::num::NonZeroUsize::get)
+        .clamp(2, 4)
+}
+
+impl TableScan {
+    /// Return only these columns, in this order. Names are fields of the read schema (the
+    /// snapshot's schema); `_ROW_ID` and `_SEQUENCE_NUMBER` are allowed on row-tracking
+    /// tables. An unknown name fails the read ([`Error::Kernel`] naming it and the columns).
+    pub fn with_projection<I, S>(mut self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.read.projection = Some(columns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Return only rows matching `filter` (a [`Predicate`] or its text, see
+    /// [`Predicate::parse`]). The filter also prunes partitions and files when planning; on
+    /// primary-key tables it applies to merged rows.
+    pub fn with_filter(mut self, filter: impl Into<Filter>) -> Self {
+        self.read.filter = Some(filter.into());
+        self
+    }
+
+    /// Return at most `rows` rows (the first ones in split order).
+    pub fn with_limit(mut self, rows: u64) -> Self {
+        self.read.limit = Some(rows);
+        self
+    }
+
+    /// Rows per output batch (0: [`paimon_kernel::read::DEFAULT_BATCH_SIZE`]). Batches may be
+    /// smaller (end of a file or section, filtered rows).
+    pub fn with_batch_size(mut self, rows: usize) -> Self {
+        self.read.batch_size = rows;
+        self
+    }
+
+    /// Read at most `splits` splits concurrently (0: the default, see the module docs; 1:
+    /// one after the other).
+    pub fn with_splits_in_flight(mut self, splits: usize) -> Self {
+        self.read.splits_in_flight = splits;
+        self
+    }
+
+    /// The read options set so far.
+    pub fn read_options(&self) -> &ReadOptions {
+        &self.read
+    }
+
+    /// The filter as a predicate.
+    fn predicate(&self) -> Result<Option<Predicate>> {
+        match &self.read.filter {
+            None => Ok(None),
+            Some(Filter::Predicate(p)) => Ok(Some(p.clone())),
+            Some(Filter::Text(t)) => Predicate::parse(t)
+                .map(Some)
+                .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e)),
+        }
+    }
+
+    /// The core's scan request for this scan.
+    fn request(&self, filter: Option<Predicate>) -> ScanRequest {
+        let request = ScanRequest::default();
+        let request = match &self.travel {
+            TimeTravel::Latest => request,
+            TimeTravel::SnapshotId(id) => request.with_snapshot_id(*id),
+            TimeTravel::Tag(tag) => request.with_tag(tag),
+            TimeTravel::TimestampMillis(t) => request.with_timestamp_millis(*t),
+            TimeTravel::Version(v) => request.with_option("scan.version", v),
+        };
+        match filter {
+            Some(f) => request.with_filter(f),
+            None => request,
+        }
+    }
+
+    /// Plan the scan: the snapshot, its schema, the effective options and the splits (files
+    /// that cannot match the filter are left out).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: a filter that does not parse, an unknown snapshot id or tag, a
+    /// missing or corrupt metadata file (naming it).
+    pub async fn plan(&self) -> Result<Plan> {
+        self.plan_with(self.predicate()?).await
+    }
+
+    async fn plan_with(&self, filter: Option<Predicate>) -> Result<Plan> {
+        let request = self.request(filter);
+        self.table
+            .host()
+            .run_once(Machine::once("PlanScan", move |io: Io<Plan>| async move {
+                plan_scan(&io, &request).await
+            }))
+            .await
+    }
+
+    /// Plan the scan and stream its rows as Arrow record batches of
+    /// [`RecordBatchStream::schema`] (see the module docs for order, memory and limit).
+    ///
+    /// # Errors
+    /// As [`TableScan::plan`], plus an unknown column or a filter naming one (`Invalid`).
+    /// Items of the stream fail with [`Error::Kernel`] naming the data file that is missing
+    /// or corrupt; the stream ends after its first error.
+    pub async fn to_stream(&self) -> Result<RecordBatchStream> {
+        let filter = self.predicate()?;
+        let plan = self.plan_with(filter.clone()).await?;
+        let ctx = ReadContext::try_new(
+            &plan,
+            self.read.projection.as_deref(),
+            filter.as_ref(),
+            self.read.limit,
+            self.read.batch_size,
+        )
+        .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e))?;
+        let in_flight = match self.read.splits_in_flight {
+            0 => default_splits_in_flight(),
+            n => n,
+        };
+        Ok(stream_splits(
+            self.table.host().clone(),
+            Arc::new(ctx),
+            plan.splits,
+            in_flight,
+        ))
+    }
+
+    /// Read every row into memory (see [`TableScan::to_stream`]).
+    ///
+    /// # Errors
+    /// As [`TableScan::to_stream`] and its items.
+    pub async fn to_batches(&self) -> Result<Vec<RecordBatch>> {
+        use futures::TryStreamExt;
+        self.to_stream().await?.try_collect().await
+    }
+}
+
+/// Record batches of one read, in split order, with their schema known up front (also when
+/// there are no rows). A [`Stream`] of `Result<RecordBatch>`.
+pub struct RecordBatchStream {
+    schema: SchemaRef,
+    inner: BoxStream<'static, Result<RecordBatch>>,
+}
+
+impl std::fmt::Debug for RecordBatchStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordBatchStream")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordBatchStream {
+    /// The Arrow schema of every batch (projection applied).
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
+
+impl Stream for RecordBatchStream {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+/// A running split: its batches arrive on `rx`; the task is aborted when this is dropped.
+struct RunningSplit {
+    rx: mpsc::Receiver<Result<RecordBatch>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for RunningSplit {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// State of a split-ordered, bounded-parallel read.
+struct ReadState {
+    host: ObjectStoreHost,
+    ctx: Arc<ReadContext>,
+    waiting: std::vec::IntoIter<DataSplit>,
+    running: VecDeque<RunningSplit>,
+    in_flight: usize,
+    /// Rows still allowed (`None`: no limit).
+    remaining: Option<u64>,
+    finished: bool,
+}
+
+impl ReadState {
+    fn start_splits(&mut self) {
+        while self.running.len() < self.in_flight {
+            let Some(split) = self.waiting.next() else {
+                return;
+            };
+            let (tx, rx) = mpsc::channel(SPLIT_QUEUE_BATCHES);
+            let task = tokio::spawn(drive_split(
+                self.host.clone(),
+                Arc::clone(&self.ctx),
+                split,
+                tx,
+            ));
+            self.running.push_back(RunningSplit { rx, task });
+        }
+    }
+
+    /// The next batch in split order, `None` at the end (or once the limit is reached).
+    async fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+        loop {
+            if self.finished || self.remaining == Some(0) {
+                self.finish();
+                return None;
+            }
+            self.start_splits();
+            let front = self.running.front_mut()?;
+            match front.rx.recv().await {
+                Some(Ok(batch)) => {
+                    let batch = match self.remaining {
+                        Some(left) if (batch.num_rows() as u64) >= left => {
+                            // `left < num_rows` fits in usize.
+                            self.remaining = Some(0);
+                            batch.slice(0, usize::try_from(left).unwrap_or(batch.num_rows()))
+                        }
+                        Some(left) => {
+                            self.remaining = Some(left - batch.num_rows() as u64);
+                            batch
+                        }
+                        None => batch,
+                    };
+                    if batch.num_rows() == 0 {
+                        continue;
+                    }
+                    return Some(Ok(batch));
+                }
+                Some(Err(e)) => {
+                    self.finish();
+                    return Some(Err(e));
+                }
+                None => {
+                    self.running.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Stop: cancel running splits, never start the others.
+    fn finish(&mut self) {
+        self.finished = true;
+        self.running.clear();
+        self.waiting = Vec::new().into_iter();
+    }
+}
+
+/// Stream `splits` through `read_split` machines, `in_flight` at a time, in split order.
+fn stream_splits(
+    host: ObjectStoreHost,
+    ctx: Arc<ReadContext>,
+    splits: Vec<DataSplit>,
+    in_flight: usize,
+) -> RecordBatchStream {
+    let schema = Arc::clone(&ctx.output_schema);
+    let state = ReadState {
+        host,
+        remaining: ctx.limit,
+        ctx,
+        waiting: splits.into_iter(),
+        running: VecDeque::new(),
+        in_flight: in_flight.max(1),
+        finished: false,
+    };
+    let inner = futures::stream::unfold(state, |mut state| async move {
+        let item = state.next_batch().await?;
+        Some((item, state))
+    });
+    RecordBatchStream {
+        schema,
+        inner: Box::pin(inner),
+    }
+}
+
+/// Drive one split's machine, sending its batches to `tx`; a failure is sent as the last item.
+/// Ends early (without error) when the receiver is gone.
+async fn drive_split(
+    host: ObjectStoreHost,
+    ctx: Arc<ReadContext>,
+    split: DataSplit,
+    tx: mpsc::Sender<Result<RecordBatch>>,
+) {
+    let context = format!(
+        "table {}: read split {} (snapshot {})",
+        host.url(),
+        split.bucket_path,
+        split.snapshot_id
+    );
+    let machine = read_split(ctx, split);
+    if let Err(e) = drive_machine(&host, machine, &tx).await {
+        let e = match e {
+            DriveError::Kernel(e) => Error::kernel(context, e),
+            DriveError::Task(detail) => Error::Task {
+                machine: context,
+                detail,
+            },
+            DriveError::Closed => return,
+        };
+        let _ = tx.send(Err(e)).await;
+    }
+}
+
+enum DriveError {
+    Kernel(paimon_kernel::Error),
+    Task(String),
+    /// The consumer is gone.
+    Closed,
+}
+
+async fn drive_machine(
+    host: &ObjectStoreHost,
+    mut machine: Machine<RecordBatch>,
+    tx: &mpsc::Sender<Result<RecordBatch>>,
+) -> std::result::Result<(), DriveError> {
+    loop {
+        // The step decodes and merges: CPU work, off the async workers.
+        let (m, step) = tokio::task::spawn_blocking(move || {
+            let step = machine.step();
+            (machine, step)
+        })
+        .await
+        .map_err(|e| DriveError::Task(e.to_string()))?;
+        machine = m;
+        match step.map_err(DriveError::Kernel)? {
+            Step::NeedIo(round) => {
+                for (id, answer) in host.answer_round(round).await {
+                    machine.provide(id, answer).map_err(DriveError::Kernel)?;
+                }
+            }
+            Step::Emit(batch) => {
+                if tx.send(Ok(batch)).await.is_err() {
+                    return Err(DriveError::Closed);
+                }
+            }
+            Step::Done => return Ok(()),
+        }
+    }
+}
