@@ -25,6 +25,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use futures_util::future::BoxFuture;
 
 use crate::error::{Error, Result};
+use crate::evolution::row_range::{RowRange, RowRangeIndex};
 use crate::io::{Io, Machine};
 use crate::merge::{MergeConfig, MergeReader, RunSource};
 use crate::predicate::{BoundPredicate, Predicate};
@@ -83,6 +84,15 @@ pub struct ReadContext {
     pub batch_size: usize,
     /// Merge configuration of primary-key tables.
     pub merge: Option<MergeConfig>,
+    /// Row-range pushdown of row-tracking tables (from [`Plan::row_ranges`]): only rows whose
+    /// `_ROW_ID` lies in one of these ranges are read.
+    pub row_ranges: Option<RowRangeIndex>,
+    /// `blob-as-descriptor`: blob columns read from `.blob` files return serialized blob
+    /// descriptors instead of bytes.
+    pub blob_as_descriptor: bool,
+    /// Prefix of the URI written into blob descriptors (the descriptor's URI is this prefix
+    /// followed by the file path relative to the table root); empty by default.
+    pub blob_descriptor_uri_prefix: String,
 }
 
 impl ReadContext {
@@ -104,6 +114,11 @@ impl ReadContext {
         let schema = plan.schema.clone();
         let options = CoreOptions::new(plan.options.clone());
         let row_tracking = options.row_tracking_enabled()?;
+        if plan.row_ranges.is_some() && !row_tracking {
+            return Err(Error::invalid(
+                "row ranges need a table with row-tracking.enabled",
+            ));
+        }
         let columns: Vec<OutputColumn> = match projection {
             None => schema
                 .fields
@@ -144,6 +159,7 @@ impl ReadContext {
             })
             .collect::<Result<Vec<_>>>()?;
         let filter = filter.map(|p| p.bind(&schema.fields)).transpose()?;
+        let blob_as_descriptor = options.blob_as_descriptor()?;
         let merge = if plan.table_kind == TableKind::PrimaryKey {
             Some(MergeConfig::from_table_options(
                 schema.fields.clone(),
@@ -169,7 +185,24 @@ impl ReadContext {
                 batch_size
             },
             merge,
+            row_ranges: plan.row_ranges.as_deref().map(RowRangeIndex::new),
+            blob_as_descriptor,
+            blob_descriptor_uri_prefix: String::new(),
         })
+    }
+
+    /// Restrict the read to rows whose `_ROW_ID` lies in `ranges` (inclusive; any order,
+    /// overlapping and adjacent ranges merge). Replaces the plan's ranges.
+    pub fn with_row_ranges(mut self, ranges: &[RowRange]) -> Self {
+        self.row_ranges = Some(RowRangeIndex::new(ranges));
+        self
+    }
+
+    /// Blob descriptors (`blob-as-descriptor`) carry `prefix` + the file path as their URI,
+    /// e.g. the table location `s3://bucket/warehouse/db.db/t/`.
+    pub fn with_blob_descriptor_uri_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.blob_descriptor_uri_prefix = prefix.into();
+        self
     }
 
     /// The schema a file was written with.
@@ -184,7 +217,7 @@ impl ReadContext {
 
     /// Fields of the read schema named by the output and the filter, without duplicates, in
     /// output order then filter order.
-    fn needed_fields(&self) -> Vec<DataField> {
+    pub(crate) fn needed_fields(&self) -> Vec<DataField> {
         let mut out: Vec<DataField> = Vec::new();
         let mut push = |f: &DataField| {
             if !out.iter().any(|o| o.id == f.id) {
@@ -229,7 +262,7 @@ pub fn read_splits(ctx: Arc<ReadContext>, splits: Vec<DataSplit>) -> Machine<Rec
 }
 
 /// Filters, projects, limits and emits batches.
-struct Sink<'a> {
+pub(crate) struct Sink<'a> {
     ctx: &'a ReadContext,
     io: &'a Io<RecordBatch>,
     emitted: u64,
@@ -244,12 +277,12 @@ impl<'a> Sink<'a> {
         }
     }
 
-    fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         self.ctx.limit.is_some_and(|l| self.emitted >= l)
     }
 
     /// `batch` holds at least the output columns and filter columns, by name.
-    async fn push(&mut self, batch: RecordBatch) -> Result<()> {
+    pub(crate) async fn push(&mut self, batch: RecordBatch) -> Result<()> {
         let batch = match &self.ctx.filter {
             Some(p) => p.filter_batch(&batch)?,
             None => batch,
@@ -292,22 +325,19 @@ async fn read_split_into(
     sink: &mut Sink<'_>,
 ) -> Result<()> {
     match ctx.table_kind {
-        TableKind::Append => read_append_split(io, ctx, split, sink).await,
-        TableKind::PrimaryKey => read_primary_key_split(io, ctx, split, sink).await,
-        TableKind::DataEvolution => {
-            if split.raw_convertible && !split.data_files.iter().any(|f| f.is_blob_file()) {
-                read_append_split(io, ctx, split, sink).await
-            } else {
-                Err(Error::unsupported(format!(
-                    "data-evolution split of bucket {} with field groups or blob files",
-                    split.bucket
-                )))
-            }
+        TableKind::Append if ctx.row_ranges.is_none() => {
+            read_append_split(io, ctx, split, sink).await
         }
+        // Row-tracking append tables with row ranges read like data-evolution splits (every
+        // file is its own row-id group).
+        TableKind::Append | TableKind::DataEvolution => {
+            crate::evolution::read::read_data_evolution_split(io, ctx, split, sink).await
+        }
+        TableKind::PrimaryKey => read_primary_key_split(io, ctx, split, sink).await,
     }
 }
 
-fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile> {
+pub(crate) fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile> {
     split
         .deletion_files
         .as_ref()

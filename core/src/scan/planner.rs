@@ -14,6 +14,7 @@ use futures_util::future::try_join_all;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::evolution::row_range::{RowRange, RowRangeIndex};
 use crate::io::Io;
 use crate::predicate::{BoundPredicate, ColumnStats, Predicate, value_stats_fields};
 use crate::spec::CoreOptions;
@@ -130,6 +131,11 @@ pub struct ScanRequest {
     /// append tables). Readers must still apply it to rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<Predicate>,
+    /// Row-range pushdown (row-tracking tables only): inclusive `_ROW_ID` ranges, any order.
+    /// Files whose row-id range intersects none of them are skipped; readers return only rows
+    /// inside them (see [`Plan::row_ranges`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_ranges: Option<Vec<RowRange>>,
 }
 
 impl ScanRequest {
@@ -160,6 +166,12 @@ impl ScanRequest {
         self
     }
 
+    /// Read only rows whose `_ROW_ID` lies in `ranges` (row-tracking tables).
+    pub fn with_row_ranges(mut self, ranges: Vec<RowRange>) -> Self {
+        self.row_ranges = Some(ranges);
+        self
+    }
+
     /// Set any option for this scan.
     pub fn with_option(mut self, key: &str, value: &str) -> Self {
         self.options.insert(key.to_string(), value.to_string());
@@ -182,6 +194,10 @@ pub struct Plan {
     pub table_kind: TableKind,
     /// The splits, in Java's order (partition, then bucket, in first-seen manifest order).
     pub splits: Vec<DataSplit>,
+    /// The request's row ranges, sorted and merged (adjacent ranges merge); readers built
+    /// from this plan return only rows inside them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_ranges: Option<Vec<RowRange>>,
 }
 
 /// Plan a batch scan of the table at the IO root.
@@ -204,6 +220,16 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     };
     let options = schema.core_options().with_overrides(&request.options);
     let table_kind = TableKind::of(&schema)?;
+    let row_ranges = match &request.row_ranges {
+        Some(r) if !options.row_tracking_enabled()? => {
+            return Err(Error::invalid(format!(
+                "row ranges ({} given) need a table with row-tracking.enabled",
+                r.len()
+            )));
+        }
+        Some(r) => Some(RowRangeIndex::new(r)),
+        None => None,
+    };
     let mut schemas = BTreeMap::new();
     let Some(snapshot) = snapshot else {
         schemas.insert(schema.id, schema.clone());
@@ -214,6 +240,7 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
             schemas,
             table_kind,
             splits: Vec::new(),
+            row_ranges: row_ranges.map(|r| r.ranges().to_vec()),
         });
     };
 
@@ -235,6 +262,23 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         .collect();
     let entries = match &filter {
         Some(f) => prune(entries, f, &schema, table_kind, io).await?,
+        None => entries,
+    };
+    // Row ranges: skip files whose row-id range intersects none (files without a first row
+    // id cannot be placed and are kept; the reader rejects them).
+    let entries: Vec<ManifestEntry> = match &row_ranges {
+        Some(index) => entries
+            .into_iter()
+            .filter(|e| {
+                e.file.row_id_range().is_none_or(|r| {
+                    !r.is_empty()
+                        && index.intersects(RowRange {
+                            from: *r.start(),
+                            to: *r.end(),
+                        })
+                })
+            })
+            .collect(),
         None => entries,
     };
 
@@ -359,6 +403,7 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         schemas,
         table_kind,
         splits,
+        row_ranges: row_ranges.map(|r| r.ranges().to_vec()),
     })
 }
 

@@ -78,20 +78,7 @@ fn check(table: &str, label: &str, got: &[Value], want: &[Value]) -> Result<(), 
 
 /// Reads not supported yet, each with the reason; everything else must match. Trim this list
 /// as support lands (a pending read that passes is reported in the test output).
-const PENDING: &[(&str, &str)] = &[
-    (
-        "blob_",
-        "data-evolution field groups and blob files (issue: blob / data evolution)",
-    ),
-    (
-        "de_",
-        "data-evolution field groups (issue: blob / data evolution)",
-    ),
-    (
-        "all_types_orc",
-        "orc-rust overflows on pre-epoch timestamps with a fraction",
-    ),
-];
+const PENDING: &[(&str, &str)] = &[];
 
 fn pending(table: &str) -> Option<&'static str> {
     PENDING
