@@ -617,6 +617,9 @@ impl MergeReader {
                 }
             }
         };
+        // Keep the group's allocation for the next key.
+        group.clear();
+        self.group = group;
         if let Some(p) = result {
             self.pending.push(p);
         }
