@@ -5,7 +5,8 @@
 //!    metadata sections);
 //! 2. only if the tail is longer than that suffix: a `Read` of the rest of it;
 //! 3. per stripe with at least one row, when the previous stripe is exhausted: one `Read` of
-//!    the whole stripe (index, data and stripe footer). Unprojected streams of the stripe are
+//!    the whole stripe (index, data and stripe footer), unless the stripe lies inside the
+//!    tail already read (all stripes of a file smaller than 64 KiB). Unprojected streams of the stripe are
 //!    fetched but not decoded (orc-rust reads the stripe footer and the projected streams from
 //!    the fetched bytes).
 //!
@@ -342,11 +343,16 @@ impl OrcFileReader {
                 continue;
             }
             let range = stripe_range(&self.path, self.file_size, index, info)?;
-            let bytes = io.read_range(&self.path, range.clone()).await?;
-            let fetched = FetchedRanges::new(
-                self.file_size,
-                vec![self.tail.clone(), (range.start, bytes)],
-            );
+            let fetched = if range.start >= self.tail.0 {
+                // The stripe lies inside the tail read at open (small files).
+                FetchedRanges::new(self.file_size, vec![self.tail.clone()])
+            } else {
+                let bytes = io.read_range(&self.path, range.clone()).await?;
+                FetchedRanges::new(
+                    self.file_size,
+                    vec![self.tail.clone(), (range.start, bytes)],
+                )
+            };
             let start = usize::try_from(range.start)
                 .map_err(|_| Error::corrupt(&self.path, FORMAT, "stripe offset too large"))?;
             let reader = ArrowReaderBuilder::try_new(fetched)

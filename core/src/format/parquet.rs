@@ -8,8 +8,10 @@
 //! 1. `Read path [size - min(64 KiB, size), size)`: the footer (8-byte tail and the Thrift
 //!    `FileMetaData`);
 //! 2. only if the metadata is longer than that suffix: `Read` of the rest of it;
-//! 3. per row group with at least one row: the byte ranges of the projected column chunks,
-//!    all in one round. No page index and no unprojected column chunk is ever read.
+//! 3. per row group with at least one row: the byte ranges of the projected column chunks
+//!    that are not inside the suffix already read, all in one round (none at all for a file
+//!    smaller than the suffix). No page index and no unprojected column chunk is ever read
+//!    beyond that suffix.
 //!
 //! Accepts Parquet format versions 1 and 2, data page v1 and v2, every codec the parquet crate
 //! is built with (uncompressed, snappy, gzip, zstd, lz4, lz4_raw, brotli). Encrypted files are
@@ -175,7 +177,34 @@ impl ParquetFileReader {
         let needed = decode_parquet_footer_tail(path, file_size, &tail)?;
         let suffix = extend_tail(io, path, file_size, tail, needed).await?;
         let metadata = Arc::new(decode_parquet_metadata(path, file_size, &suffix)?);
-        Self::from_metadata(path, file_size, metadata, projection, batch_size)
+        let mut reader = Self::from_metadata(path, file_size, metadata, projection, batch_size)?;
+        // The suffix often holds column chunks too (all of a small file): keep it so that the
+        // decoder does not ask for those bytes again.
+        let suffix_start = file_size - suffix.len() as u64;
+        if suffix.len() as u64 > needed {
+            reader.push_fetched(suffix_start..file_size, suffix)?;
+        }
+        Ok(reader)
+    }
+
+    /// Hand bytes `range` of the file, already fetched, to the decoder: column chunks inside
+    /// `range` are then not requested.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `range` and `bytes` differ in length.
+    pub fn push_fetched(&mut self, range: std::ops::Range<u64>, bytes: Bytes) -> Result<()> {
+        if range.end.checked_sub(range.start) != Some(bytes.len() as u64)
+            || range.end > self.file_size
+        {
+            return Err(Error::invalid(format!(
+                "{}: {} bytes pushed for range {range:?}",
+                self.path,
+                bytes.len()
+            )));
+        }
+        self.decoder
+            .push_range(range, bytes)
+            .map_err(|e| Error::corrupt(&self.path, FORMAT, e.to_string()))
     }
 
     /// Build the reader from already decoded metadata (no IO).
