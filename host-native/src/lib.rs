@@ -31,7 +31,6 @@
 pub mod error;
 pub mod host;
 pub mod location;
-pub mod metadata;
 pub mod scan;
 pub mod system;
 pub mod table;

@@ -6,17 +6,18 @@ use std::future::Future;
 
 use futures::future::try_join_all;
 use paimon_kernel::io::{Io, Machine};
+use paimon_kernel::scan::planner::{read_data_manifests, read_live_entries};
 use paimon_kernel::scan::snapshot_resolver::{
     TimeTravel, latest_schema_id, latest_snapshot_id, list_snapshots, list_tags,
     read_latest_schema, read_schema, resolve_snapshot,
 };
 use paimon_kernel::spec::manifest::ManifestEntry;
+use paimon_kernel::spec::manifest_list::ManifestFileMeta;
 use paimon_kernel::spec::schema::TableSchema;
 use paimon_kernel::spec::snapshot::{Snapshot, Tag};
 
 use crate::error::{Error, Result};
 use crate::host::ObjectStoreHost;
-use crate::metadata::{SnapshotManifests, read_live_entries, read_snapshot_manifests};
 use crate::system::{FileRow, ManifestRow, file_rows, manifest_rows};
 
 /// A Paimon table at a location (a directory or URL), read through an [`ObjectStoreHost`].
@@ -243,11 +244,14 @@ impl TableScan {
             .await
     }
 
-    /// The manifests (base then delta lists) of the snapshot; `None` without a snapshot.
+    /// The data manifests of the snapshot (base list, then delta list); `None` without a
+    /// snapshot.
     ///
     /// # Errors
     /// As [`TableScan::snapshot`]; missing or corrupt manifest lists (naming them).
-    pub async fn manifests(&self) -> Result<Option<(Snapshot, TableSchema, SnapshotManifests)>> {
+    pub async fn manifests(
+        &self,
+    ) -> Result<Option<(Snapshot, TableSchema, Vec<ManifestFileMeta>)>> {
         let travel = self.travel.clone();
         self.table
             .run("ManifestReader", move |io| async move {
@@ -256,7 +260,7 @@ impl TableScan {
                 };
                 let (schema, manifests) = futures::try_join!(
                     read_schema(&io, snapshot.schema_id),
-                    read_snapshot_manifests(&io, &snapshot)
+                    read_data_manifests(&io, &snapshot)
                 )?;
                 Ok(Some((snapshot, schema, manifests)))
             })
@@ -271,8 +275,7 @@ impl TableScan {
         let Some((_, schema, manifests)) = self.manifests().await? else {
             return Ok(Vec::new());
         };
-        let all: Vec<_> = manifests.all().cloned().collect();
-        manifest_rows(&schema, &all).map_err(|e| self.context(e))
+        manifest_rows(&schema, &manifests).map_err(|e| self.context(e))
     }
 
     /// The live data files of the snapshot; `None` without a snapshot.

@@ -110,3 +110,57 @@ async fn time_travel_by_id_and_timestamp() {
     let rows: i64 = files.iter().map(|f| f.record_count).sum();
     assert_eq!(rows, snapshots[0].total_record_count);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_come_from_the_core_planner() {
+    for name in [
+        "append_parquet",
+        "append_partitioned",
+        "pk_dedup",
+        "append_tags_rollback",
+    ] {
+        let exp = expected(name);
+        let table = open(name).await;
+        let plan = table.scan().plan().await.unwrap();
+        assert_eq!(
+            Value::from(plan.snapshot.as_ref().unwrap().id),
+            exp["snapshot_id"],
+            "{name}"
+        );
+        assert_eq!(Value::from(plan.schema.id), exp["schema_id"], "{name}");
+        // Every live data file is in exactly one split.
+        let mut planned: Vec<String> = plan
+            .splits
+            .iter()
+            .flat_map(|s| s.data_files.iter().map(|f| f.file_name.clone()))
+            .collect();
+        planned.sort();
+        let mut live: Vec<String> = exp["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["file_path"].as_str().unwrap().to_string())
+            .collect();
+        live.sort();
+        assert_eq!(planned, live, "{name}");
+        // Plans are plain serde values.
+        let json = serde_json::to_string(&plan).unwrap();
+        assert!(json.contains("\"splits\""));
+    }
+    // Time travel goes through the same request.
+    let table = open("append_tags_rollback").await;
+    let plan = table.scan().with_tag("v1").plan().await.unwrap();
+    assert_eq!(plan.snapshot.unwrap().id, 1);
+    let plan = table
+        .scan()
+        .with_tag("v1")
+        .with_snapshot_id(4)
+        .plan()
+        .await
+        .unwrap();
+    assert_eq!(
+        plan.snapshot.unwrap().id,
+        4,
+        "the last time-travel setter wins"
+    );
+}
