@@ -250,7 +250,10 @@ impl FieldAgg {
                         ))
                     })?,
                 };
-                let (key, _) = map_types(dt).ok_or_else(|| bad_type("MAP"))?;
+                let (key, value) = map_types(dt).ok_or_else(|| bad_type("MAP"))?;
+                if struct_fields_of(&value).map(|f| f.len()) != Some(row.len()) {
+                    return Err(bad_type("MAP<K, ROW> (Arrow value type does not match)"));
+                }
                 AggKind::MergeMapWithKeyTime {
                     key,
                     ts,
@@ -267,6 +270,9 @@ impl FieldAgg {
                 };
                 let element = list_element(dt).ok_or_else(|| bad_type("ARRAY<ROW>"))?;
                 let fields = struct_fields_of(&element).ok_or_else(|| bad_type("ARRAY<ROW>"))?;
+                if fields.len() != row_fields.len() {
+                    return Err(bad_type("ARRAY<ROW> (Arrow element type does not match)"));
+                }
                 let index_of = |n: &String| {
                     row_fields.iter().position(|f| &f.name == n).ok_or_else(|| {
                         Error::invalid(format!(

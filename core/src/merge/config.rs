@@ -155,7 +155,7 @@ const FIELD_SUFFIXES: &[&str] = &[
 ];
 
 impl MergeConfig {
-    /// A deduplicate configuration with no options.
+    /// A configuration of `engine` with every option at its default.
     pub fn new(
         engine: MergeEngine,
         fields: Vec<DataField>,

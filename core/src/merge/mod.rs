@@ -19,6 +19,59 @@
 //!   `aggregation` work on field values that stay references into the input arrays until an
 //!   aggregate function computes a new value; columns are again built with `interleave`.
 //!
+//! Driving order: build a [`MergeConfig`] (usually [`MergeConfig::from_table_schema`]); take
+//! the value columns to read from [`MergeConfig::read_fields`] (the projection first) and the
+//! input schema from [`MergeConfig::input_schema`]; wrap each sorted run in a [`RunSource`];
+//! then call [`MergeReader::next_batch`] until it returns `None`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::task::{Context, Poll, Waker};
+//! use arrow_array::{ArrayRef, Int8Array, Int32Array, Int64Array, RecordBatch};
+//! use paimon_kernel::merge::{MemoryRunSource, MergeConfig, MergeEngine, MergeReader, RunSource};
+//! use paimon_kernel::spec::{DataField, DataType, TypeKind};
+//!
+//! let field = |id, name: &str, nullable| DataField {
+//!     id,
+//!     name: name.into(),
+//!     data_type: DataType { nullable, kind: TypeKind::Int },
+//!     description: None,
+//!     default_value: None,
+//! };
+//! let config = MergeConfig::new(
+//!     MergeEngine::Deduplicate,
+//!     vec![field(0, "k", false), field(1, "v", true)],
+//!     vec!["k".into()],
+//!     vec![],
+//! );
+//! let read = config.read_fields(&["v".to_string()]);
+//! let schema = config.input_schema(&read).unwrap();
+//! // _KEY_k, _SEQUENCE_NUMBER, _VALUE_KIND (0 = +I, 3 = -D), v
+//! let run = |k: Vec<i32>, seq: Vec<i64>, kind: Vec<i8>, v: Vec<i32>| {
+//!     let cols: Vec<ArrayRef> = vec![
+//!         Arc::new(Int32Array::from(k)),
+//!         Arc::new(Int64Array::from(seq)),
+//!         Arc::new(Int8Array::from(kind)),
+//!         Arc::new(Int32Array::from(v)),
+//!     ];
+//!     let batch = RecordBatch::try_new(Arc::clone(&schema), cols).unwrap();
+//!     Box::new(MemoryRunSource::new([batch])) as Box<dyn RunSource>
+//! };
+//! let runs = vec![
+//!     run(vec![1, 2, 3], vec![0, 1, 2], vec![0, 0, 0], vec![10, 20, 30]),
+//!     run(vec![2, 3], vec![3, 4], vec![0, 3], vec![21, 0]),
+//! ];
+//! let mut reader = MergeReader::try_new(&config, Arc::clone(&schema), vec![0], runs, 1024).unwrap();
+//! // In-memory runs never suspend: poll once (inside a Machine, just `.await`).
+//! let mut fut = std::pin::pin!(reader.next_batch());
+//! let Poll::Ready(Ok(Some(batch))) = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+//! else {
+//!     panic!("expected a batch")
+//! };
+//! let v: Vec<i32> = batch.column(0).as_any().downcast_ref::<Int32Array>().unwrap().values().to_vec();
+//! assert_eq!(v, vec![10, 21]); // key 2 updated, key 3 deleted
+//! ```
+//!
 //! Source: Java `org.apache.paimon.mergetree.compact` (`SortMergeReaderWithLoserTree`,
 //! `ReducerMergeFunctionWrapper`, the merge functions and `aggregate.*`).
 
