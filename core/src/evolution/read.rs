@@ -740,3 +740,134 @@ async fn read_group(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, first: i64, rows: i64, seq: i64) -> DataFileMeta {
+        DataFileMeta {
+            file_name: name.to_string(),
+            first_row_id: Some(first),
+            row_count: rows,
+            max_sequence_number: seq,
+            min_sequence_number: seq,
+            ..DataFileMeta::test_default()
+        }
+    }
+
+    fn r(from: i64, to: i64) -> RowRange {
+        RowRange { from, to }
+    }
+
+    fn groups(files: &[DataFileMeta]) -> Result<Vec<RowIdGroup>> {
+        row_id_groups(files, |f| f.file_name.clone())
+    }
+
+    #[test]
+    fn groups_of_unordered_discontiguous_and_overlapping_files() {
+        let files = vec![
+            file("c.parquet", 20, 5, 1),
+            file("a.parquet", 0, 10, 1),
+            file("a2.parquet", 0, 10, 3),
+            file("a.blob", 5, 5, 1),
+            file("a0.blob", 0, 5, 1),
+            file("a1.blob", 0, 3, 4),
+            // Adjacent to [0, 9]: its own group.
+            file("b.parquet", 10, 2, 2),
+        ];
+        let g = groups(&files).unwrap();
+        assert_eq!(
+            g,
+            vec![
+                RowIdGroup {
+                    range: r(0, 9),
+                    normal: vec![2, 1],
+                    blob: vec![5, 4, 3],
+                },
+                RowIdGroup {
+                    range: r(10, 11),
+                    normal: vec![6],
+                    blob: vec![],
+                },
+                RowIdGroup {
+                    range: r(20, 24),
+                    normal: vec![0],
+                    blob: vec![],
+                },
+            ]
+        );
+        assert_eq!(g[0].anchor(&files), Some(1));
+    }
+
+    #[test]
+    fn anchor_ties_break_by_file_name() {
+        let files = vec![file("b.parquet", 0, 4, 1), file("a.parquet", 0, 4, 1)];
+        let g = groups(&files).unwrap();
+        assert_eq!(g[0].anchor(&files), Some(1));
+        // Equal sequence numbers keep input order among the normal files.
+        assert_eq!(g[0].normal, vec![0, 1]);
+    }
+
+    #[test]
+    fn bad_layouts_name_the_files() {
+        let err = groups(&[file("a.parquet", 0, 10, 1), file("b.parquet", 5, 10, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a.parquet") && err.contains("b.parquet"),
+            "{err}"
+        );
+        let err = groups(&[file("a.parquet", 0, 10, 1), file("x.blob", 8, 5, 1)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("x.blob") && err.contains("[8, 12]"), "{err}");
+        let mut f = file("n.parquet", 0, 3, 1);
+        f.first_row_id = None;
+        let err = groups(&[f]).unwrap_err().to_string();
+        assert!(
+            err.contains("n.parquet") && err.contains("first_row_id"),
+            "{err}"
+        );
+        let err = groups(&[file("e.parquet", 0, 0, 1)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("e.parquet"), "{err}");
+    }
+
+    #[test]
+    fn selection_intersects_requested_ranges_and_drops_deleted_rows() {
+        let index = RowRangeIndex::new(&[r(12, 14), r(0, 3), r(4, 5), r(18, 30)]);
+        assert_eq!(
+            group_selection(r(2, 19), Some(&index), []),
+            vec![r(2, 5), r(12, 14), r(18, 19)]
+        );
+        assert_eq!(
+            group_selection(r(2, 19), Some(&index), [0, 2, 4, 13, 14, 18, 25]),
+            vec![r(3, 3), r(5, 5), r(12, 12), r(19, 19)]
+        );
+        assert_eq!(group_selection(r(0, 4), None, [0, 4]), vec![r(1, 3)]);
+        assert_eq!(group_selection(r(0, 1), None, [0, 1]), vec![]);
+        assert_eq!(group_selection(r(6, 8), Some(&index), []), vec![]);
+    }
+
+    #[test]
+    fn split_ranges_come_from_each_file_not_the_first_and_last() {
+        // Files listed out of order, with a gap and an overlap.
+        let files = [r(20, 29), r(0, 9), r(5, 14)];
+        let index = RowRangeIndex::new(&[r(12, 22), r(3, 3)]);
+        assert_eq!(
+            index.split_ranges(&files),
+            vec![r(3, 3), r(12, 14), r(20, 22)]
+        );
+    }
+
+    #[test]
+    fn cursor_steps_across_ranges_in_windows() {
+        let mut c = RowIdCursor::new(vec![r(0, 2), r(5, 5), r(7, 9)]);
+        assert_eq!(c.next_window(2), vec![0, 1]);
+        assert_eq!(c.next_window(2), vec![2, 5]);
+        assert_eq!(c.next_window(4), vec![7, 8, 9]);
+        assert!(c.next_window(4).is_empty());
+    }
+}

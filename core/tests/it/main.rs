@@ -7,6 +7,7 @@ mod common;
 mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
+mod de_read;
 mod merge_corpus;
 mod predicate_corpus;
 mod read_rows;
