@@ -27,6 +27,7 @@
 
 pub mod ops;
 pub mod rows;
+pub mod scan;
 pub mod source;
 
 use std::cell::{Cell, RefCell};
@@ -141,7 +142,7 @@ pub(crate) fn to_js(v: &Value) -> Result<JsValue, JsValue> {
 }
 
 /// The JSON text of a JS options value (`undefined`/`null` → `None`).
-fn query_from_js(v: &JsValue) -> Result<Query, JsValue> {
+pub(crate) fn query_from_js(v: &JsValue) -> Result<Query, JsValue> {
     if v.is_undefined() || v.is_null() {
         return Ok(Query::default());
     }

@@ -454,4 +454,6 @@ pub async fn blob<T>(io: &Io<T>, q: &Query) -> Result<Option<Bytes>> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+#[cfg(test)]
+pub(crate) use tests as tests_support;

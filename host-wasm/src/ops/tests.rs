@@ -9,11 +9,11 @@ use sha2::{Digest, Sha256};
 use super::*;
 use crate::rows::hex;
 
-fn tables_dir() -> PathBuf {
+pub(crate) fn tables_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
 }
 
-fn load(table: &str) -> MemoryStore {
+pub(crate) fn load(table: &str) -> MemoryStore {
     fn walk(root: &Path, dir: &Path, store: &mut MemoryStore) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -36,7 +36,7 @@ fn load(table: &str) -> MemoryStore {
     store
 }
 
-fn expected(table: &str) -> Value {
+pub(crate) fn expected(table: &str) -> Value {
     let text =
         std::fs::read_to_string(tables_dir().join(format!("{table}.expected.json"))).unwrap();
     serde_json::from_str(&text).unwrap()

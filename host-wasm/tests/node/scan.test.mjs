@@ -1,0 +1,70 @@
+// Rows through the wasm API (in-memory source) against the expected files: the latest read
+// and every additional read (time travel, tags, projections, _ROW_ID) of every corpus table.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadWasm, tableFiles, expected, corpusTables, canon } from "./common.mjs";
+
+const { Table } = await loadWasm();
+
+test("every corpus table: scanRows equals the expected rows, every additional read too", async (tc) => {
+  const results = [];
+  // The core's split reader does not yet read data-evolution splits with field groups or blob
+  // files (it says so with an `unsupported` error). Those reads are still attempted; this
+  // gap, and only on data-evolution tables, is tolerated and reported.
+  const unsupported = [];
+  for (const name of corpusTables()) {
+    const exp = expected(name);
+    const t = await Table.openMemory(tableFiles(name));
+    const reads = [{ label: "latest", options: {}, projection: null, rows: exp.rows, snapshot_id: exp.snapshot_id }, ...exp.additional_reads];
+    for (const r of reads) {
+      const q = { options: r.options };
+      if (r.projection) q.columns = r.projection;
+      let got;
+      try {
+        got = await t.scanRows(q);
+      } catch (e) {
+        const de = exp.options["data-evolution.enabled"] === "true";
+        if (de && /^unsupported: data-evolution split/.test(e.message)) {
+          unsupported.push(`${name}:${r.label}`);
+          continue;
+        }
+        throw new Error(`${name} ${r.label}: ${e.message}`);
+      }
+      assert.equal(got.snapshotId, r.snapshot_id, `${name} ${r.label}`);
+      assert.equal(got.rowCount, r.rows.length, `${name} ${r.label}`);
+      assert.deepEqual(canon(got.rows), canon(r.rows), `${name} ${r.label}`);
+      results.push(`${name}:${r.label}`);
+    }
+  }
+  tc.diagnostic(`${results.length} reads equal; not yet readable by the core: ${unsupported.join(", ") || "none"}`);
+  assert.ok(results.length > 100, `${results.length} reads`);
+});
+
+test("scan returns an Arrow IPC stream; limit, columns and row ids apply", async () => {
+  const t = await Table.openMemory(tableFiles("pk_dedup"));
+  const ipc = await t.scan({ columns: ["k", "name"], limit: 5 });
+  assert.ok(ipc instanceof Uint8Array);
+  // Stream format: a schema message first (continuation marker 0xFFFFFFFF), end marker last.
+  assert.deepEqual([...ipc.subarray(0, 4)], [0xff, 0xff, 0xff, 0xff]);
+  assert.deepEqual([...ipc.subarray(ipc.length - 8)], [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+  const text = new TextDecoder("latin1").decode(ipc);
+  assert.ok(text.includes("name") && !text.includes("cnt"), "projected schema");
+  const rows = await t.scanRows({ columns: ["k", "name"], limit: 5 });
+  assert.equal(rows.rowCount, 5);
+  assert.deepEqual(rows.columns, [{ name: "k", type: "BIGINT NOT NULL" }, { name: "name", type: "STRING" }]);
+  const all = expected("pk_dedup").rows;
+  const want = new Map(all.map((r) => [r.k, r.name]));
+  for (const r of rows.rows) assert.equal(r.name, want.get(r.k));
+  const filtered = await t.scanRows({ filter: "k > 10" });
+  assert.deepEqual(canon(filtered.rows), canon(all.filter((r) => r.k > 10)));
+  await assert.rejects(t.scanRows({ rowIds: "0-3" }), /row-tracking/);
+  await assert.rejects(t.scanRows({ columns: ["nope"] }), /unknown column 'nope'/);
+
+  const b = await Table.openMemory(tableFiles("blob_single"));
+  const withIds = expected("blob_single").additional_reads.find((r) => r.label === "latest-with-row-id").rows;
+  const sel = await b.scanRows({ columns: ["_ROW_ID", "id"], rowIds: "0-2,7" });
+  assert.deepEqual(
+    canon(sel.rows),
+    canon(withIds.filter((r) => [0, 1, 2, 7].includes(r._ROW_ID)).map((r) => ({ _ROW_ID: r._ROW_ID, id: r.id }))),
+  );
+});
