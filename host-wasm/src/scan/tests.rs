@@ -19,10 +19,9 @@ fn scan_native(store: &mut MemoryStore, q: &Query) -> Result<Value> {
         Arc::new(setup.ctx.clone()),
         setup.splits.clone(),
     ))?;
-    let (schema, batches) = finish(&setup, batches)?;
     let out = ScanOutput {
         snapshot_id: plan.snapshot.as_ref().map(|s| s.id),
-        schema,
+        schema: setup.ctx.output_schema.clone(),
         columns: columns_of(&setup),
         batches,
     };
@@ -80,7 +79,7 @@ fn latest_and_additional_reads_match_the_expected_rows() {
 }
 
 #[test]
-fn row_ids_limit_and_blob_free_projection() {
+fn row_ids_limit_and_projection() {
     let mut store = load("blob_single");
     let exp = expected("blob_single");
     let with_ids = exp["additional_reads"]
@@ -89,7 +88,6 @@ fn row_ids_limit_and_blob_free_projection() {
         .iter()
         .find(|r| r["label"] == "latest-with-row-id")
         .unwrap();
-    // Without the BLOB column, the blob files are left out of the data-evolution splits.
     let q: Query =
         serde_json::from_value(serde_json::json!({"columns": ["_ROW_ID", "id", "label"]})).unwrap();
     let got = scan_native(&mut store, &q).unwrap();
@@ -100,7 +98,7 @@ fn row_ids_limit_and_blob_free_projection() {
         .map(|r| serde_json::json!({"_ROW_ID": r["_ROW_ID"], "id": r["id"], "label": r["label"]}))
         .collect();
     assert_eq!(sorted(&got["rows"]), sorted(&Value::Array(want.clone())));
-    // Row ids: two ranges; the helper _ROW_ID column is not in the output.
+    // Row ids: two ranges, pushed down; _ROW_ID need not be projected.
     let q: Query =
         serde_json::from_value(serde_json::json!({"columns": ["id"], "rowIds": "0-1,7"})).unwrap();
     let got = scan_native(&mut store, &q).unwrap();
