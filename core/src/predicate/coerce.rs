@@ -234,15 +234,15 @@ pub(crate) fn coerce(
             if matches!(kind, TypeKind::Double) {
                 return Ok(Coerced::Exact(Value::Double(t)));
             }
+            // FLOAT rounds like a SQL cast (`f = 0.1` means the float nearest 0.1); only a
+            // finite literal beyond the float range keeps its exact meaning.
             let v = t as f32;
-            let back = f64::from(v);
-            Ok(if back == t || t.is_nan() {
+            Ok(if v.is_finite() || !t.is_finite() {
                 Coerced::Exact(Value::Float(v))
-            } else if back < t {
-                Coerced::Between(Value::Float(v))
+            } else if t > 0.0 {
+                Coerced::Between(Value::Float(f32::MAX))
             } else {
-                // `v` is the nearest f32 above `t`, so `t` lies just above the f32 below it.
-                Coerced::Between(Value::Float(v.next_down()))
+                Coerced::Between(Value::Float(f32::NEG_INFINITY))
             })
         }
         TypeKind::Decimal { precision, scale } => {
@@ -353,11 +353,14 @@ fn literal_kind(lit: &Literal) -> &'static str {
     }
 }
 
-/// An exact decimal number `mantissa * 10^-scale`, or one too large for `i128`.
+/// A decimal number `sign * (magnitude + δ) * 10^-scale` with `0 <= δ < 1`, `δ > 0` exactly
+/// when `sticky` (digits beyond `i128` were dropped).
 struct Decimal {
-    mantissa: i128,
-    /// May be negative (`1e5` is mantissa 1, scale -5).
+    negative: bool,
+    magnitude: i128,
+    /// May be negative (`1e5` is magnitude 1, scale -5).
     scale: i64,
+    sticky: bool,
 }
 
 enum Floor {
@@ -372,31 +375,45 @@ enum Floor {
 impl Decimal {
     fn floor_at_scale(&self, target: u32) -> Floor {
         let shift = i64::from(target) - self.scale;
-        if self.mantissa == 0 {
-            return Floor::Value(0, true);
-        }
-        if shift >= 0 {
+        let signed = if self.negative {
+            -self.magnitude
+        } else {
+            self.magnitude
+        };
+        let (q, on_grid) = if shift >= 0 {
             let factor = u32::try_from(shift)
                 .ok()
                 .and_then(|s| 10i128.checked_pow(s));
-            match factor.and_then(|f| self.mantissa.checked_mul(f)) {
-                Some(v) => Floor::Value(v, true),
-                None if self.mantissa > 0 => Floor::Above,
+            match factor.and_then(|f| signed.checked_mul(f)) {
+                Some(v) => (v, true),
+                None if self.magnitude == 0 => (0, true),
+                None if self.negative => return Floor::Below,
+                None => return Floor::Above,
+            }
+        } else {
+            match u32::try_from(-shift)
+                .ok()
+                .and_then(|s| 10i128.checked_pow(s))
+            {
+                Some(d) => (signed.div_euclid(d), signed.rem_euclid(d) == 0),
+                // |signed| < 10^39 <= divisor: the value is in (-1, 1).
+                None if self.magnitude == 0 => (0, true),
+                None if self.negative => (-1, false),
+                None => (0, false),
+            }
+        };
+        if !self.sticky {
+            return Floor::Value(q, on_grid);
+        }
+        // The dropped digits move a positive value up within its cell, a negative one down;
+        // a negative value on the grid falls into the cell below.
+        if self.negative && on_grid {
+            match q.checked_sub(1) {
+                Some(q) => Floor::Value(q, false),
                 None => Floor::Below,
             }
         } else {
-            let divisor = u32::try_from(-shift)
-                .ok()
-                .and_then(|s| 10i128.checked_pow(s));
-            match divisor {
-                Some(d) => Floor::Value(
-                    self.mantissa.div_euclid(d),
-                    self.mantissa.rem_euclid(d) == 0,
-                ),
-                // |mantissa| < 10^38 < divisor: the value is in (-1, 1) and non-zero.
-                None if self.mantissa > 0 => Floor::Value(0, false),
-                None => Floor::Value(-1, false),
-            }
+            Floor::Value(q, false)
         }
     }
 }
@@ -410,8 +427,8 @@ fn number_of(lit: &Literal) -> std::result::Result<Decimal, String> {
     parse_decimal(text).ok_or_else(|| format!("'{text}' is not a number"))
 }
 
-/// `[+-]digits[.digits][e[+-]digits]` exactly; `None` if malformed or the digits overflow
-/// `i128`.
+/// `[+-]digits[.digits][e[+-]digits]` exactly (digits beyond `i128` are dropped and
+/// remembered as `sticky`); `None` if malformed.
 fn parse_decimal(text: &str) -> Option<Decimal> {
     let (negative, rest) = match text.as_bytes().first()? {
         b'-' => (true, text.get(1..)?),
@@ -429,15 +446,42 @@ fn parse_decimal(text: &str) -> Option<Decimal> {
     if int.is_empty() && frac.is_empty() {
         return None;
     }
-    let mut mantissa: i128 = 0;
-    for c in int.chars().chain(frac.chars()) {
+    let mut magnitude: i128 = 0;
+    let mut sticky = false;
+    let mut scale: i64 = 0;
+    let mut full = false;
+    for (c, in_frac) in int
+        .chars()
+        .map(|c| (c, false))
+        .chain(frac.chars().map(|c| (c, true)))
+    {
         let d = c.to_digit(10)?;
-        mantissa = mantissa.checked_mul(10)?.checked_add(i128::from(d))?;
+        if !full {
+            match magnitude
+                .checked_mul(10)
+                .and_then(|m| m.checked_add(i128::from(d)))
+            {
+                Some(m) => {
+                    magnitude = m;
+                    if in_frac {
+                        scale += 1;
+                    }
+                    continue;
+                }
+                None => full = true,
+            }
+        }
+        sticky |= d != 0;
+        if !in_frac {
+            // An integer digit that does not fit: the value is ten times larger.
+            scale -= 1;
+        }
     }
-    let frac_len = i64::try_from(frac.len()).ok()?;
     Some(Decimal {
-        mantissa: if negative { -mantissa } else { mantissa },
-        scale: frac_len.checked_sub(exp)?,
+        negative,
+        magnitude,
+        scale: scale.checked_sub(exp)?,
+        sticky,
     })
 }
 

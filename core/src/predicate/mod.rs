@@ -32,7 +32,8 @@
 //! cannot represent (`i > 2.5` on an `INT` column, `ts > TIMESTAMP '2024-01-01 00:00:00.5'` on a
 //! `TIMESTAMP(0)` column, `b > 300` on a `TINYINT`) is rewritten to the equivalent comparison
 //! with the nearest representable value (`i >= 3`) or to a constant for non-null rows, never
-//! rounded.
+//! rounded. The exception is floating point: a number for a `FLOAT`/`DOUBLE` column is the
+//! nearest float/double, as a SQL cast gives (`f = 0.1` matches the stored float `0.1`).
 //!
 //! Floating point values are ordered as Arrow's comparison kernels (and Java's
 //! `Double.compare`) order them: IEEE 754 total order, so `-0.0 < 0.0` and `NaN` is equal to

@@ -545,12 +545,42 @@ fn binding_pushes_not_down_and_coerces_exactly() {
         ("dec >= -1.005", "dec > -101u"),
         ("dec < 1e20", "dec <= 9999999999u"),
         ("dec > -1e20", "dec IS NOT NULL AND TRUE"),
+        // more digits than i128 holds: the dropped digits still count
+        (
+            "dec < 1.000000000000000000000000000000000000001",
+            "dec <= 100u",
+        ),
+        (
+            "dec = 1.000000000000000000000000000000000000001",
+            "dec IS NOT NULL AND FALSE",
+        ),
+        (
+            "dec >= -1.000000000000000000000000000000000000001",
+            "dec > -101u",
+        ),
+        (
+            "dec = 1.000000000000000000000000000000000000000",
+            "dec = 100u",
+        ),
+        (
+            "dec > 99999999999999999999999999999999999999999",
+            "dec > 9999999999u",
+        ),
+        (
+            "dec < -99999999999999999999999999999999999999999",
+            "dec IS NOT NULL AND FALSE",
+        ),
+        ("b < 1e-50", "b <= 0"),
+        ("b > -1e-50", "b > -1"),
+        ("b = 0e-50", "b = 0"),
         // floats
         ("d > 0.1", "d > 0.1"),
         ("f = 0.5", "f = 0.5"),
-        ("f = 0.1", "f IS NOT NULL AND FALSE"),
-        ("f <= 0.1", "f <= 0.099999994"),
-        ("f >= 0.1", "f > 0.099999994"),
+        ("f = 0.1", "f = 0.1"),
+        ("f < 1e39", "f <= 3.4028235e38"),
+        ("f > -1e39", "f > -inf"),
+        ("f <= 0.1", "f <= 0.1"),
+        ("f >= 0.1", "f >= 0.1"),
         // strings and binaries
         ("str = 12", "str = '12'"),
         ("str = 'a''b'", "str = 'a''b'"),
@@ -880,6 +910,7 @@ fn evaluates_on_other_arrow_units_and_types() {
         "2024-01-01 00:00:00.001",
         "2024-01-01 00:00:01",
         "1969-12-31 23:59:59",
+        "1970-01-01 00:00:00",
     ];
     let vals: Vec<Option<Value>> = values
         .iter()
@@ -926,6 +957,13 @@ fn evaluates_on_other_arrow_units_and_types() {
             "{dt}"
         );
         assert_eq!(sel("ts9 < '1970-01-01'"), vec![3], "{dt}");
+        // Flooring before the epoch rounds towards minus infinity.
+        assert_eq!(sel("ts9 < '1969-12-31 23:59:59.9999995'"), vec![3], "{dt}");
+        assert_eq!(
+            sel("ts9 >= '1969-12-31 23:59:59.9999995'"),
+            vec![0, 1, 2, 4],
+            "{dt}"
+        );
     }
     // An INT column delivered as Int64 (e.g. before a cast), and a TINYINT literal clamp.
     let batch = RecordBatch::try_new(

@@ -10,6 +10,7 @@ mod data_files;
 mod de_read;
 mod merge_corpus;
 mod predicate_corpus;
+mod predicate_types;
 mod read_rows;
 mod scan_planner;
 mod snapshot_resolver;
