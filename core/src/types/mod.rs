@@ -254,7 +254,9 @@ pub fn cast_batch_to(
 /// * `List`/`LargeList`/`FixedSizeList` to `List`/`FixedSizeList`, `Map` to `Map` and
 ///   `Struct` to `Struct`, converting children recursively. Struct children are matched by name;
 ///   a target child missing from the file reads as NULL. Map entries are matched by position
-///   (key, value), whatever the file names them.
+///   (key, value), whatever the file names them. A `List` of two-field structs converts to a
+///   `Map` (Java's Avro writer stores maps with non-string keys as arrays of `{key, value}`
+///   records).
 ///
 /// # Errors
 /// [`Error::Corrupt`] (format `data-file`) naming `file_path`, the column and both types.
@@ -330,6 +332,11 @@ fn cast_array(array: &ArrayRef, to: &ArrowType) -> CastResult {
         }
         (ArrowType::Map(..), ArrowType::Map(to_entries, sorted)) => {
             cast_map(array, to_entries, *sorted)
+        }
+        // Java's Avro writer stores a MAP whose key is not a string as an array of
+        // `{key, value}` records.
+        (ArrowType::List(item), ArrowType::Map(to_entries, sorted)) if matches!(item.data_type(), ArrowType::Struct(f) if f.len() == 2) => {
+            list_of_pairs_to_map(array, to_entries, *sorted)
         }
         _ if primitive_cast_allowed(from, to) => arrow_cast(array, to),
         _ => Err("conversion not allowed".to_string()),
@@ -523,6 +530,34 @@ fn cast_map(array: &ArrayRef, to_entries: &FieldRef, sorted: bool) -> CastResult
         m.offsets().clone(),
         entries.clone(),
         m.nulls().cloned(),
+        sorted,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Arc::new(out))
+}
+
+fn list_of_pairs_to_map(array: &ArrayRef, to_entries: &FieldRef, sorted: bool) -> CastResult {
+    let Some(l) = array.as_any().downcast_ref::<ListArray>() else {
+        return Err("not a list array".to_string());
+    };
+    let ArrowType::Struct(to_kv) = to_entries.data_type() else {
+        return Err("map entries are not a struct".to_string());
+    };
+    let entries = cast_struct(l.values(), to_kv, true).map_err(|e| format!("map entries: {e}"))?;
+    let Some(entries) = entries.as_any().downcast_ref::<StructArray>() else {
+        return Err("map entries are not a struct".to_string());
+    };
+    if entries.null_count() > 0 {
+        return Err("NULL map entry".to_string());
+    }
+    // Map entries carry no validity of their own.
+    let (fields, columns, _) = entries.clone().into_parts();
+    let entries = StructArray::try_new(fields, columns, None).map_err(|e| e.to_string())?;
+    let out = MapArray::try_new(
+        Arc::clone(to_entries),
+        l.offsets().clone(),
+        entries,
+        l.nulls().cloned(),
         sorted,
     )
     .map_err(|e| e.to_string())?;

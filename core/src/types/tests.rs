@@ -236,3 +236,46 @@ fn disallowed_casts_and_nulls_name_file_and_column() {
     let column: ArrayRef = Arc::new(Int64Array::from(vec![1i64 << 40]));
     assert!(cast_column_to(&column, &Field::new("n", ArrowType::Int32, true), "p").is_err());
 }
+
+#[test]
+fn list_of_key_value_records_casts_to_map() {
+    use arrow_array::{MapArray, StructArray};
+    let kv = StructArray::from(vec![
+        (
+            Arc::new(Field::new("key", ArrowType::Int32, true)),
+            Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("value", ArrowType::Utf8, true)),
+            Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])) as ArrayRef,
+        ),
+    ]);
+    let item = Arc::new(Field::new("item", kv.data_type().clone(), false));
+    let list = arrow_array::ListArray::new(
+        item,
+        arrow_buffer::OffsetBuffer::from_lengths([2, 0, 1]),
+        Arc::new(kv),
+        Some(arrow_buffer::NullBuffer::from(vec![true, false, true])),
+    );
+    let target_type = paimon_to_arrow_type(&n(TypeKind::Map(
+        Box::new(DataType::not_null(TypeKind::Int)),
+        Box::new(n(TypeKind::VarChar { length: 10 })),
+    )))
+    .unwrap();
+    let column: ArrayRef = Arc::new(list);
+    let out = cast_column_to(
+        &column,
+        &Field::new("m", target_type.clone(), true),
+        "f.avro",
+    )
+    .unwrap();
+    assert_eq!(out.data_type(), &target_type);
+    let m = out.as_any().downcast_ref::<MapArray>().unwrap();
+    assert_eq!(m.value_offsets(), &[0, 2, 2, 3]);
+    assert!(m.is_null(1));
+    let values = m.values().as_any().downcast_ref::<StringArray>().unwrap();
+    assert_eq!(
+        values.iter().collect::<Vec<_>>(),
+        vec![Some("a"), None, Some("c")]
+    );
+}
