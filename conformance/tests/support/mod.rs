@@ -140,8 +140,9 @@ pub fn expected_reads(expected: &Value) -> Vec<ExpectedRead> {
     reads
 }
 
-/// The `paimon-kernel` binary: `$PAIMON_KERNEL_BIN`, else built once with
-/// `cargo build -p paimon-native --bin paimon-kernel` in this workspace.
+/// The `paimon-kernel` binary: `$PAIMON_KERNEL_BIN`, else the one of this workspace, built
+/// (or found fresh) by `cargo build --workspace --all-targets`: the same selection as
+/// `cargo test --workspace`, so that no second set of dependency artifacts is built.
 pub fn binary() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -154,10 +155,8 @@ pub fn binary() -> PathBuf {
             .current_dir(&workspace)
             .args([
                 "build",
-                "-p",
-                "paimon-native",
-                "--bin",
-                "paimon-kernel",
+                "--workspace",
+                "--all-targets",
                 "--message-format=json",
                 "--quiet",
             ])
@@ -165,13 +164,17 @@ pub fn binary() -> PathBuf {
             .expect("run cargo build");
         assert!(
             out.status.success(),
-            "cargo build -p paimon-native failed: {}",
+            "cargo build --workspace --all-targets failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // The last compiler-artifact message naming the executable.
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|m| {
+                m["target"]["name"] == "paimon-kernel"
+                    && m["target"]["kind"][0] == "bin"
+                    && m["profile"]["test"] == false
+            })
             .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
             .next_back()
             .expect("cargo build reported no paimon-kernel executable")

@@ -4,4 +4,5 @@
 
 mod cli;
 mod http;
+mod scan;
 mod table;
