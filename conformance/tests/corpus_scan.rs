@@ -13,6 +13,8 @@
 mod support;
 
 use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_ipc::reader::StreamReader;
 use serde_json::Value;
@@ -66,6 +68,30 @@ fn scan_rows(args: &[String]) -> Result<Vec<Value>, String> {
     Ok(rows)
 }
 
+/// Run one read and compare; `Err` names the table, read and command.
+fn check_read(table: &str, dir: &str, read: &ExpectedRead) -> Result<(), String> {
+    let args = scan_args(dir, read);
+    let outcome = if read.other_options.is_empty() {
+        scan_rows(&args).and_then(|got| check_rows(table, &read.label, &got, &read.rows))
+    } else {
+        Err(format!(
+            "options the CLI cannot express: {:?}",
+            read.other_options
+        ))
+    };
+    outcome.map_err(|e| {
+        if e.starts_with(&format!("{table} [")) {
+            e
+        } else {
+            format!(
+                "{table} [{}]: {e}\n  command: paimon-kernel {}",
+                read.label,
+                args.join(" ")
+            )
+        }
+    })
+}
+
 #[test]
 fn every_read_of_every_table_matches_through_the_cli() {
     let warehouse = warehouse();
@@ -75,53 +101,53 @@ fn every_read_of_every_table_matches_through_the_cli() {
         "no tables with expected files in {}",
         warehouse.display()
     );
-    let pending_list = pending_reads();
-    let (mut reads, mut passed, mut pending_failed) = (0, 0, 0);
-    let mut failures = Vec::new();
-    let mut now_passing = Vec::new();
-    for table in &tables {
-        let dir = table.dir.to_string_lossy().into_owned();
-        for read in expected_reads(&table.expected) {
-            reads += 1;
-            let args = scan_args(&dir, &read);
-            let outcome = if read.other_options.is_empty() {
-                scan_rows(&args)
-                    .and_then(|got| check_rows(&table.name, &read.label, &got, &read.rows))
-            } else {
-                Err(format!(
-                    "options the CLI cannot express: {:?}",
-                    read.other_options
-                ))
-            }
-            .map_err(|e| {
-                if e.starts_with(&format!("{} [", table.name)) {
-                    e
-                } else {
-                    format!(
-                        "{} [{}]: {e}\n  command: paimon-kernel {}",
-                        table.name,
-                        read.label,
-                        args.join(" ")
-                    )
+    let jobs: Vec<(String, String, ExpectedRead)> = tables
+        .iter()
+        .flat_map(|t| {
+            let dir = t.dir.to_string_lossy().into_owned();
+            expected_reads(&t.expected)
+                .into_iter()
+                .map(move |r| (t.name.clone(), dir.clone(), r))
+        })
+        .collect();
+    binary();
+    // A few reads at a time (each is its own process).
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<(), String>>>> =
+        jobs.iter().map(|_| Mutex::new(None)).collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((table, dir, read)) = jobs.get(i) else {
+                        break;
+                    };
+                    *results[i].lock().unwrap() = Some(check_read(table, dir, read));
                 }
             });
-            match (outcome, pending(&pending_list, &table.name)) {
-                (Ok(()), None) => passed += 1,
-                (Ok(()), Some(_)) => {
-                    passed += 1;
-                    now_passing.push(format!("{} [{}]", table.name, read.label));
-                }
-                (Err(e), Some(why)) => {
-                    pending_failed += 1;
-                    println!("pending ({why}): {e}");
-                }
-                (Err(e), None) => failures.push(e),
+        }
+    });
+    let pending_list = pending_reads();
+    let (mut passed, mut pending_failed) = (0, 0);
+    let mut failures = Vec::new();
+    for ((table, _, read), result) in jobs.iter().zip(results) {
+        let outcome = result.into_inner().unwrap().unwrap();
+        match (outcome, pending(&pending_list, table)) {
+            (Ok(()), None) => passed += 1,
+            (Ok(()), Some(_)) => {
+                passed += 1;
+                println!("pending read now passes: {table} [{}]", read.label);
             }
+            (Err(e), Some(why)) => {
+                pending_failed += 1;
+                println!("pending ({why}): {e}");
+            }
+            (Err(e), None) => failures.push(e),
         }
     }
-    for p in &now_passing {
-        println!("pending read now passes: {p}");
-    }
+    let reads = jobs.len();
     println!(
         "warehouse {}: {} tables, {reads} reads: {passed} passed, {pending_failed} pending, {} failed",
         warehouse.display(),

@@ -76,15 +76,18 @@ fn check(table: &str, label: &str, got: &[Value], want: &[Value]) -> Result<(), 
     ))
 }
 
-/// Reads not supported yet, each with the reason; everything else must match. Trim this list
-/// as support lands (a pending read that passes is reported in the test output).
-const PENDING: &[(&str, &str)] = &[];
-
-fn pending(table: &str) -> Option<&'static str> {
-    PENDING
-        .iter()
-        .find(|(prefix, _)| table.starts_with(prefix))
-        .map(|(_, why)| *why)
+/// Reads not supported yet: `conformance/pending-reads.txt` (`<table prefix><TAB><reason>`
+/// lines), shared with the CLI harness `conformance/tests/corpus_scan.rs`. Everything else must
+/// match; trim the list as support lands (a pending read that passes is reported in the test
+/// output).
+fn pending(table: &str) -> Option<String> {
+    let path = crate::common::corpus_root().join("../pending-reads.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(prefix, _)| table.starts_with(prefix.trim()))
+        .map(|(_, why)| why.trim().to_string())
 }
 
 #[test]

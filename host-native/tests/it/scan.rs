@@ -105,7 +105,12 @@ fn jsonl_returns_the_expected_rows_of_primary_key_and_append_tables() {
         "pk_first_row",
         "pk_dv",
     ] {
-        let got = jsonl(&stdout_ok(&["scan", &table_dir(table), "--format", "jsonl"]));
+        let got = jsonl(&stdout_ok(&[
+            "scan",
+            &table_dir(table),
+            "--format",
+            "jsonl",
+        ]));
         let want = expected_read(table, "latest");
         assert_eq!(sorted(got), sorted(want), "{table}");
     }
@@ -122,7 +127,12 @@ fn projection_where_and_limit() {
     assert_eq!(sorted(jsonl(&out)), sorted(project(&want, &["val", "k"])));
     // --where on the merged rows.
     let got = jsonl(&stdout_ok(&[
-        "scan", &t, "--format", "jsonl", "--where", "k > 300 OR name IS NULL",
+        "scan",
+        &t,
+        "--format",
+        "jsonl",
+        "--where",
+        "k > 300 OR name IS NULL",
     ]));
     let keep: Vec<Value> = want
         .iter()
@@ -200,13 +210,23 @@ fn row_id_column_on_row_tracking_tables() {
         sorted(expected_read("append_row_tracking", "latest-with-row-id"))
     );
     let err = stderr_err(&["scan", &table_dir("pk_dedup"), "--columns", "_ROW_ID"]);
-    assert!(err.contains("_ROW_ID") && err.contains("row-tracking"), "{err}");
+    assert!(
+        err.contains("_ROW_ID") && err.contains("row-tracking"),
+        "{err}"
+    );
 }
 
 #[test]
 fn csv_has_a_header_and_the_values() {
     let t = table_dir("append_parquet");
-    let out = stdout_ok(&["scan", &t, "--format", "csv", "--columns", "id,name,day,price"]);
+    let out = stdout_ok(&[
+        "scan",
+        &t,
+        "--format",
+        "csv",
+        "--columns",
+        "id,name,day,price",
+    ]);
     let mut lines = out.lines();
     assert_eq!(lines.next(), Some("id,name,day,price"));
     let mut got: Vec<String> = lines.map(str::to_string).collect();
@@ -232,7 +252,10 @@ fn csv_has_a_header_and_the_values() {
     let out = stdout_ok(&["scan", &table_dir("all_types_parquet"), "--format", "csv"]);
     for r in expected_read("all_types_parquet", "latest") {
         let id = format!("{},", r["id"]);
-        assert!(out.lines().any(|l| l.starts_with(&id)), "row {id} missing: {out}");
+        assert!(
+            out.lines().any(|l| l.starts_with(&id)),
+            "row {id} missing: {out}"
+        );
     }
     assert!(out.contains("héllo wörld"), "{out}");
     assert!(out.contains("\"[1, null, 3]\""), "{out}");
@@ -262,7 +285,10 @@ fn human_table_shows_values_and_splits_wide_rows() {
     // all_types has 36 columns: several tables, each line within 120 characters.
     let out = stdout_ok(&["scan", &table_dir("all_types_parquet")]);
     assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");
-    let headers = out.lines().filter(|l| l.starts_with("id ") || l.starts_with("t_")).count();
+    let headers = out
+        .lines()
+        .filter(|l| l.starts_with("id ") || l.starts_with("t_"))
+        .count();
     assert!(headers >= 2, "{out}");
     assert!(out.contains("t_array_row"), "{out}");
     // An empty result still shows the header.
@@ -378,7 +404,12 @@ fn a_closed_pipe_is_not_an_error() {
     drop(child.stdout.take());
     let status = child.wait().unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(status.success(), "{status:?}: {err}");
     assert_eq!(err, "");
 }
