@@ -741,6 +741,111 @@ async fn read_group(
     Ok(())
 }
 
+/// The bytes of the blob in column `column` at row id `row_id` of a planned data-evolution
+/// table (plan it with the row range `[row_id, row_id]` so only the files holding the row are
+/// listed), using ranged reads only: the newest layer's `.blob` file whose entry for the row is
+/// not a placeholder wins (its footer and index, then the one record). `Ok(None)` for a null
+/// blob, a row that is a placeholder in every layer, or a column no `.blob` file of the row
+/// holds.
+///
+/// # Errors
+/// [`Error::Invalid`] for an unknown column, a row id no data file of the plan holds, a row
+/// deleted by a deletion vector; [`Error::Unsupported`] for a column that is not a scalar
+/// `BLOB`; corrupt files and index row counts that differ from the manifest (naming the file);
+/// IO errors.
+pub async fn read_blob_cell<T>(
+    io: &Io<T>,
+    plan: &crate::scan::Plan,
+    row_id: i64,
+    column: &str,
+) -> Result<Option<bytes::Bytes>> {
+    use crate::format::blob::{BlobEntry, BlobReadOptions, read_blob_index, read_blob_rows};
+    let field = plan.schema.field(column).ok_or_else(|| {
+        Error::invalid(format!(
+            "unknown column '{column}'; the table has: {}",
+            plan.schema.field_names().join(", ")
+        ))
+    })?;
+    if BlobElementKind::try_from_data_type(&field.data_type)? != BlobElementKind::Blob {
+        return Err(Error::unsupported(format!(
+            "reading one blob of column {column}: only BLOB columns (not ARRAY/MAP of BLOB)"
+        )));
+    }
+    for split in &plan.splits {
+        let files = &split.data_files;
+        let groups = row_id_groups(files, |f| split.file_path(f))?;
+        let Some(group) = groups.iter().find(|g| g.range.contains(row_id)) else {
+            continue;
+        };
+        if let Some(a) = group.anchor(files)
+            && let Some(d) = deletion_file(split, a)
+        {
+            let dv = read_deletion_vector(io, d, &files[a].file_name).await?;
+            let position = u64::try_from(row_id - group.range.from).unwrap_or_default();
+            if dv.is_deleted(position) {
+                return Err(Error::invalid(format!(
+                    "row id {row_id} is deleted (deletion vector of {})",
+                    split.file_path(&files[a])
+                )));
+            }
+        }
+        // Blob files of the column holding the row, newest layer first.
+        let mut layers: Vec<(usize, RowRange)> = Vec::new();
+        for &i in &group.blob {
+            let f = &files[i];
+            let range = file_range(f, &split.file_path(f))?;
+            let holds = f
+                .write_cols
+                .as_ref()
+                .and_then(|c| c.first())
+                .is_some_and(|c| file_field_id(plan, f, c) == Some(field.id));
+            if holds && range.contains(row_id) {
+                layers.push((i, range));
+            }
+        }
+        layers.sort_by_key(|(i, _)| std::cmp::Reverse(files[*i].max_sequence_number));
+        for (i, range) in layers {
+            let f = &files[i];
+            let path = split.file_path(f);
+            let size = u64::try_from(f.file_size)
+                .map_err(|_| Error::invalid(format!("blob file {path} has a negative size")))?;
+            let index = read_blob_index(io, &path, size, u64::try_from(f.row_count).ok()).await?;
+            let row = (row_id - range.from) as u64;
+            match index.entry(row)? {
+                BlobEntry::Placeholder => continue,
+                BlobEntry::Null => return Ok(None),
+                _ => {}
+            }
+            let rows = read_blob_rows(
+                io,
+                &index,
+                BlobElementKind::Blob,
+                Some(&[row]),
+                &BlobReadOptions::default(),
+            )
+            .await?;
+            let values = rows
+                .values
+                .as_any()
+                .downcast_ref::<arrow_array::LargeBinaryArray>()
+                .ok_or_else(|| Error::invalid("blob values are not LargeBinary"))?;
+            if arrow_array::Array::is_null(values, 0) {
+                return Ok(None);
+            }
+            return Ok(Some(bytes::Bytes::copy_from_slice(values.value(0))));
+        }
+        return Ok(None);
+    }
+    Err(Error::invalid(format!(
+        "no data file of the plan holds row id {row_id}"
+    )))
+}
+
+/// The id (in `file`'s schema) of column `name`.
+fn file_field_id(plan: &crate::scan::Plan, file: &DataFileMeta, name: &str) -> Option<i32> {
+    plan.schemas.get(&file.schema_id)?.field(name).map(|f| f.id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -348,3 +348,61 @@ fn a_data_file_shorter_than_its_manifest_row_count_is_rejected_naming_it() {
     .to_string();
     assert!(err.contains("ended before"), "{err}");
 }
+
+#[test]
+fn read_blob_cell_matches_the_full_read_using_the_row_range_plan() {
+    use paimon_kernel::evolution::read::read_blob_cell;
+    for table in ["blob_single", "blob_update", "blob_multi"] {
+        let mut store = load_table(table);
+        let projection = with_row_id(table);
+        let (batches, _) = read_ranges(&mut store, None, Some(projection.clone()), &[], 0).unwrap();
+        let mut checked = 0;
+        for batch in &batches {
+            let ids = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .unwrap();
+            for (c, name) in projection.iter().enumerate() {
+                let Some(col) = batch.column(c).as_any().downcast_ref::<LargeBinaryArray>() else {
+                    continue;
+                };
+                for row in 0..batch.num_rows() {
+                    let id = ids.value(row);
+                    let name = name.clone();
+                    let request = ScanRequest::default()
+                        .with_row_ranges(vec![RowRange::try_new(id, id).unwrap()]);
+                    let got = store
+                        .run(Machine::once(
+                            "cell",
+                            move |io: Io<Option<Vec<u8>>>| async move {
+                                let plan = plan_scan(&io, &request).await?;
+                                Ok(read_blob_cell(&io, &plan, id, &name)
+                                    .await?
+                                    .map(|b| b.to_vec()))
+                            },
+                        ))
+                        .unwrap()
+                        .remove(0);
+                    let want = (!col.is_null(row)).then(|| col.value(row).to_vec());
+                    assert_eq!(got, want, "{table} row id {id}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 8, "{table}: {checked}");
+    }
+    // Errors: unknown column, a row no file holds.
+    let mut store = load_table("blob_single");
+    for (id, column, want) in [(0, "nope", "unknown column"), (99, "data", "row id 99")] {
+        let request = ScanRequest::default();
+        let err = store
+            .run(Machine::once("cell", move |io: Io<()>| async move {
+                let plan = plan_scan(&io, &request).await?;
+                read_blob_cell(&io, &plan, id, column).await.map(|_| ())
+            }))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+}
