@@ -30,6 +30,10 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
 
+    /// Print the IO the command did (rounds, requests, store calls, bytes) to stderr.
+    #[arg(long, global = true)]
+    io_stats: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -94,15 +98,37 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
-    let out = match cli.command {
-        Command::Info(a) => cli::info(&a.table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Snapshots(a) => cli::snapshots(&a.table, json).await,
-        Command::Schema(a) => cli::schema(&a.table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Files(a) => cli::files(&a.table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Manifests(a) => cli::manifests(&a.table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Tags(a) => cli::tags(&a.table, json).await,
+    let command = match cli.command {
         Command::Scan(a) => return cli::scan::run(a, json).await,
+        other => other,
     };
+    let location = match &command {
+        Command::Info(a) | Command::Schema(a) | Command::Files(a) | Command::Manifests(a) => {
+            &a.table
+        }
+        Command::Snapshots(a) | Command::Tags(a) => &a.table,
+        // Handled above.
+        Command::Scan(_) => return Ok(()),
+    };
+    let table = paimon_native::Table::open(location)
+        .await
+        .map_err(|e| cli::error_chain(&e))?;
+    let out = match command {
+        Command::Info(a) => cli::info(&table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Snapshots(_) => cli::snapshots(&table, json).await,
+        Command::Schema(a) => cli::schema(&table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
+        Command::Tags(_) => cli::tags(&table, json).await,
+        Command::Scan(_) => return Ok(()),
+    };
+    if cli.io_stats {
+        let s = table.host().stats();
+        eprintln!(
+            "io: {} rounds, {} requests, {} store calls, {} bytes fetched, {} retries",
+            s.rounds, s.requests, s.store_calls, s.bytes_fetched, s.retries
+        );
+    }
     cli::print(&out.map_err(|e| cli::error_chain(&e))?);
     Ok(())
 }

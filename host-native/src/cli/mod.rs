@@ -118,13 +118,12 @@ fn schema_json(schema: &TableSchema) -> Value {
 
 /// `info`: location, the snapshot, its schema, counts and tags.
 pub(crate) async fn info(
-    location: &str,
+    table: &Table,
     snapshot: Option<i64>,
     tag: Option<&str>,
     json: bool,
 ) -> Result<String> {
-    let table = Table::open(location).await?;
-    let (snap, schema) = snapshot_and_schema(&table, snapshot, tag).await?;
+    let (snap, schema) = snapshot_and_schema(table, snapshot, tag).await?;
     let snapshots = table.snapshots().await?;
     // Tags need a listing; plain HTTP cannot list, which should not hide the rest.
     let tags = match table.tags().await {
@@ -217,8 +216,7 @@ pub(crate) async fn info(
 }
 
 /// `snapshots`: every snapshot still present.
-pub(crate) async fn snapshots(location: &str, json: bool) -> Result<String> {
-    let table = Table::open(location).await?;
+pub(crate) async fn snapshots(table: &Table, json: bool) -> Result<String> {
     let snapshots = table.snapshots().await?;
     if json {
         return Ok(to_json(&snapshots));
@@ -252,13 +250,12 @@ pub(crate) async fn snapshots(location: &str, json: bool) -> Result<String> {
 
 /// `schema`: the schema a snapshot uses; `--json` prints the stored file verbatim.
 pub(crate) async fn schema(
-    location: &str,
+    table: &Table,
     snapshot: Option<i64>,
     tag: Option<&str>,
     json: bool,
 ) -> Result<String> {
-    let table = Table::open(location).await?;
-    let (_, schema) = snapshot_and_schema(&table, snapshot, tag).await?;
+    let (_, schema) = snapshot_and_schema(table, snapshot, tag).await?;
     if json {
         return Ok(match &schema.raw_json {
             Some(raw) => raw.clone(),
@@ -296,13 +293,12 @@ pub(crate) async fn schema(
 
 /// `files`: live data files of a snapshot (`$files`).
 pub(crate) async fn files(
-    location: &str,
+    table: &Table,
     snapshot: Option<i64>,
     tag: Option<&str>,
     json: bool,
 ) -> Result<String> {
-    let table = Table::open(location).await?;
-    let rows: Vec<FileRow> = scan(&table, snapshot, tag).await.files().await?;
+    let rows: Vec<FileRow> = scan(table, snapshot, tag).await.files().await?;
     if json {
         return Ok(to_json(&rows));
     }
@@ -342,13 +338,12 @@ pub(crate) async fn files(
 
 /// `manifests`: the data manifests of a snapshot (`$manifests`).
 pub(crate) async fn manifests(
-    location: &str,
+    table: &Table,
     snapshot: Option<i64>,
     tag: Option<&str>,
     json: bool,
 ) -> Result<String> {
-    let table = Table::open(location).await?;
-    let rows = scan(&table, snapshot, tag).await.manifest_rows().await?;
+    let rows = scan(table, snapshot, tag).await.manifest_rows().await?;
     if json {
         return Ok(to_json(&rows));
     }
@@ -393,8 +388,7 @@ fn tag_json(name: &str, tag: &Tag) -> Value {
 }
 
 /// `tags`: tags and their snapshots.
-pub(crate) async fn tags(location: &str, json: bool) -> Result<String> {
-    let table = Table::open(location).await?;
+pub(crate) async fn tags(table: &Table, json: bool) -> Result<String> {
     let tags = table.tags().await?;
     if json {
         let rows: Vec<Value> = tags.iter().map(|(n, t)| tag_json(n, t)).collect();
