@@ -586,10 +586,10 @@ async fn prune<T>(
         .iter()
         .map(|f| f.data_type.clone())
         .collect();
-    // File schemas for value statistics.
+    // File schemas: statistics are interpreted with the schema the file was written with.
     let mut file_schemas: BTreeMap<i64, TableSchema> = BTreeMap::new();
     file_schemas.insert(schema.id, schema.clone());
-    if table_kind == TableKind::Append {
+    if table_kind != TableKind::DataEvolution {
         let mut ids: Vec<i64> = entries.iter().map(|e| e.file.schema_id).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -604,14 +604,13 @@ async fn prune<T>(
             file_schemas.insert(s.id, s);
         }
     }
-    let key_fields: Vec<DataField> = if table_kind == TableKind::PrimaryKey {
-        schema
-            .trimmed_primary_keys()?
+    // Key statistics columns: the trimmed primary keys of the file's schema.
+    let key_fields = |s: &TableSchema| -> Option<Vec<DataField>> {
+        s.trimmed_primary_keys()
+            .ok()?
             .iter()
-            .filter_map(|k| schema.field(k).cloned())
+            .map(|k| s.field(k).cloned())
             .collect()
-    } else {
-        Vec::new()
     };
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
@@ -622,10 +621,14 @@ async fn prune<T>(
             }
         }
         let keep = match table_kind {
-            TableKind::PrimaryKey => {
-                let stats = ColumnStats::from_simple_stats(&e.file.key_stats, &key_fields);
-                filter.stats_may_match(e.file.row_count, &stats)
-            }
+            TableKind::PrimaryKey => match file_schemas.get(&e.file.schema_id).and_then(key_fields)
+            {
+                Some(fields) => {
+                    let stats = ColumnStats::from_simple_stats(&e.file.key_stats, &fields);
+                    filter.stats_may_match(e.file.row_count, &stats)
+                }
+                None => true,
+            },
             TableKind::Append => match file_schemas
                 .get(&e.file.schema_id)
                 .and_then(|s| value_stats_fields(&e.file, &s.fields))
