@@ -320,7 +320,8 @@ impl MergeConfig {
     /// The value columns a read must supply to the merge for the output `projection` (field
     /// names): the projection, then the `sequence.field` fields and the ordering fields of
     /// the sequence groups protecting projected fields that the projection lacks, in table
-    /// order.
+    /// order. The projection comes first, so the reader's output columns are
+    /// `0..projection.len()`.
     ///
     /// Source: Java `PartialUpdateMergeFunction.Factory.adjustReadType` and the sequence
     /// field handling of `MergeFileSplitRead`.
