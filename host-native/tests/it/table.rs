@@ -164,3 +164,51 @@ async fn plans_come_from_the_core_planner() {
         "the last time-travel setter wins"
     );
 }
+
+/// `$files` stats columns follow Java's `SimpleStatsEvolution`: they cover the columns of the
+/// snapshot's schema, a column the file's schema does not have counts every row as null, and
+/// keys render with the file schema's primary key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_stats_columns_follow_schema_evolution() {
+    for name in ["evo_append", "evo_pk", "de_update"] {
+        let table = open(name).await;
+        let (_, schema) = table.scan().snapshot().await.unwrap().unwrap();
+        let rows = table.scan().files().await.unwrap();
+        assert!(!rows.is_empty(), "{name}");
+        for row in rows {
+            let file_schema = table.schema_by_id(row.schema_id).await.unwrap();
+            let mut names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+            names.sort_unstable();
+            for (i, field) in schema.fields.iter().enumerate() {
+                let written = file_schema.fields.iter().any(|f| f.id == field.id)
+                    && row
+                        .write_cols
+                        .as_ref()
+                        .is_none_or(|cols| cols.contains(&field.name));
+                let entry = format!("{}={}", field.name, row.record_count);
+                if !written {
+                    assert!(
+                        row.null_value_counts.contains(&entry),
+                        "{name} {}: column {} ({i}) is not in the file: {}",
+                        row.file_path,
+                        field.name,
+                        row.null_value_counts
+                    );
+                }
+            }
+            // Name-sorted, every column of the read schema.
+            let keys: Vec<&str> = row
+                .null_value_counts
+                .trim_matches(|c| c == '{' || c == '}')
+                .split(", ")
+                .map(|kv| kv.split('=').next().unwrap())
+                .collect();
+            assert_eq!(keys, names, "{name}");
+            assert_eq!(
+                row.min_key.is_some(),
+                !schema.primary_keys.is_empty(),
+                "{name}"
+            );
+        }
+    }
+}
