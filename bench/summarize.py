@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Markdown summary of run.sh's results.tsv: one table per bench table, then the ratios.
+
+usage: python summarize.py results.tsv
+Ratios use medians of the same run. kernel = paimon-kernel CLI on both cores; kernel1c = the
+same pinned to one core (taskset -c 0); floor1/floor2 = parquet crate decode on 1/2 threads.
+The last line of a reader wins when results.tsv holds several runs of it.
+"""
+import csv, sys
+
+rows = {}
+order = []
+for r in csv.DictReader(open(sys.argv[1]), delimiter="\t"):
+    if r["table"] not in order:
+        order.append(r["table"])
+    rows.setdefault(r["table"], {})[r["reader"]] = r
+
+NAMES = {
+    "cat": "cat (read the bytes)", "floor1": "parquet decode floor, 1 thread",
+    "floor2": "parquet decode floor, 2 threads", "kernel": "paimon-kernel, 2 cores",
+    "kernel1c": "paimon-kernel, pinned to 1 core", "kfiles": "paimon-kernel `files` (planning only)",
+    "paimon": "`paimon` crate 0.4.0, 2 threads, streaming", "pypaimon": "pypaimon 2.1.0 (to_arrow)",
+}
+
+
+def med(t, r):
+    x = rows[t].get(r)
+    return float(x["median_s"]) if x and x["ok"] == "ok" else None
+
+
+for t in order:
+    print("\n### %s\n" % t)
+    print("| reader | median s | min s | max s | rows/s | MB/s (data files) | peak RSS MiB (median / max) |")
+    print("|---|---|---|---|---|---|---|")
+    for k, r in rows[t].items():
+        if r["ok"] != "ok":
+            print("| %s | failed | | | | | |" % NAMES.get(k, k))
+            continue
+        print("| %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            NAMES.get(k, k), r["median_s"], r["min_s"], r["max_s"],
+            "{:,}".format(int(r["rows_per_s"])), r["MB_per_s"], r["median_rss_MiB"], r["max_rss_MiB"]))
+    k2, k1 = med(t, "kernel"), med(t, "kernel1c")
+    ratios = []
+    for name, a, b in [
+        ("kernel 1 core / floor 1 thread", k1, med(t, "floor1")),
+        ("kernel 2 cores / floor 2 threads", k2, med(t, "floor2")),
+        ("kernel 2 cores / floor 1 thread", k2, med(t, "floor1")),
+        ("kernel 2 cores / cat", k2, med(t, "cat")),
+        ("`paimon` crate / kernel 2 cores (speed-up)", med(t, "paimon"), k2),
+        ("pypaimon / kernel 2 cores (speed-up)", med(t, "pypaimon"), k2),
+    ]:
+        if a and b:
+            ratios.append("%s = **%.2f×**" % (name, a / b))
+    if ratios:
+        print("\nRatios: " + "; ".join(ratios) + ".")
