@@ -1,1 +1,32 @@
-//! placeholder
+//! # paimon-conformance
+//!
+//! Recorded IO transcripts of real reads of the corpus tables (`conformance/tables`), and a
+//! replayer that runs the same core machines from a transcript alone, on any host (native
+//! `cargo test`, wasm under Node), and checks the result byte for byte.
+//!
+//! * [`format`]: the on-disk format (`case.json`, `transcript.jsonl`, `blobs/`,
+//!   `expected/`), documented in `conformance/README.md`.
+//! * [`operation`]: what a case runs: an [`operation::Operation`] is a fixed sequence of core
+//!   machines (plan, then one reader per split in plan order), each driven by a
+//!   [`operation::Driver`] and recorded in its own transcript section.
+//! * [`replay`]: the strict replayer: a request that is not the next one in the transcript is
+//!   an error (IO drift), and so is a result that differs from `expected/`.
+//! * [`record`]: building a transcript while a real host answers (used by `paimon-native`'s
+//!   recording host).
+//! * [`faults`]: a scripted host that perturbs the answers (reordering, expired snapshots,
+//!   truncated bodies, transient errors, unsupported listing, oversized ranges).
+//! * [`canonical`]: the canonical JSON view of Arrow results.
+
+#![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod canonical;
+pub mod faults;
+pub mod format;
+pub mod operation;
+pub mod record;
+pub mod replay;
+
+pub use format::{Case, Transcript};
+pub use operation::{Driver, Operation, Outcome, run_operation};
+pub use replay::{ReplayError, replay_case};

@@ -31,6 +31,7 @@
 pub mod error;
 pub mod host;
 pub mod location;
+pub mod recording;
 pub mod scan;
 pub mod system;
 pub mod table;

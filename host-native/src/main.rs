@@ -55,6 +55,8 @@ enum Command {
     Tags(TableArgs),
     /// Read rows: a human table, JSON lines, CSV or an Arrow IPC stream.
     Scan(cli::scan::ScanArgs),
+    /// Record the IO of a read as a conformance case: `record --out DIR -- scan TABLE ...`.
+    Record(paimon_native::recording::RecordArgs),
 }
 
 #[derive(Debug, Args)]
@@ -100,6 +102,13 @@ async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
     let command = match cli.command {
         Command::Scan(a) => return cli::scan::run(a, json).await,
+        Command::Record(a) => {
+            let out = paimon_native::recording::record_command(a)
+                .await
+                .map_err(|e| cli::error_chain(&e))?;
+            cli::print(&out);
+            return Ok(());
+        }
         other => other,
     };
     let location = match &command {
@@ -108,7 +117,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Snapshots(a) | Command::Tags(a) => &a.table,
         // Handled above.
-        Command::Scan(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) => return Ok(()),
     };
     let table = paimon_native::Table::open(location)
         .await
@@ -120,7 +129,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Tags(_) => cli::tags(&table, json).await,
-        Command::Scan(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) => return Ok(()),
     };
     if cli.io_stats {
         let s = table.host().stats();

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Re-records every case of conformance/cases.txt from the corpus tables.
+# Usage: conformance/record-all.sh [NAME-REGEX]    (from anywhere; builds the CLI first)
+# Cases whose read fails are reported and skipped (their old recording is removed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/paimon-kernel/target}"
+cargo build -q -p paimon-native --bin paimon-kernel
+BIN="$CARGO_TARGET_DIR/debug/paimon-kernel"
+TABLES=conformance/tables/corpus.db
+filter="${1:-.}"
+if [ "$filter" = . ]; then rm -rf conformance/cases conformance/blobs; fi
+mkdir -p conformance/cases conformance/blobs
+ok=0; failed=0
+while IFS=$'\t' read -r name command; do
+  [ -z "$name" ] && continue
+  [[ "$name" =~ $filter ]] || continue
+  rm -rf "conformance/cases/$name"
+  # shellcheck disable=SC2086
+  eval "set -- ${command//\$TABLES/$TABLES}"
+  if out=$("$BIN" record --out "conformance/cases/$name" --blobs conformance/blobs -- "$@" 2>&1); then
+    ok=$((ok + 1))
+  else
+    failed=$((failed + 1))
+    rm -rf "conformance/cases/$name"
+    echo "skipped $name: $out"
+  fi
+done < conformance/cases.txt
+# Drop blobs no transcript refers to any more.
+if [ "$filter" = . ]; then :; else
+  used=$(cat conformance/cases/*/transcript.jsonl | grep -o '"sha256":"[0-9a-f]*"' | cut -d'"' -f4 | sort -u)
+  for b in conformance/blobs/*; do
+    grep -qx "$(basename "$b")" <<<"$used" || rm -f "$b"
+  done
+fi
+echo "recorded $ok cases, skipped $failed; $(ls conformance/blobs | wc -l) blobs, $(du -sh conformance/cases conformance/blobs | awk '{print $1}' | paste -sd+)"

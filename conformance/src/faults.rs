@@ -1,0 +1,297 @@
+//! Fault injection: a scripted host that answers a case's operation from the table's files and
+//! perturbs the answers on purpose. For every case and perturbation the outcome must be the
+//! correct result or a precise error (one naming the object that was perturbed): never a
+//! panic, never wrong rows.
+//!
+//! Perturbations (see [`Fault`]): answers of a round handed to the machine in reverse order;
+//! a snapshot file that disappears between `LATEST` and its read; a truncated body; a
+//! transient error that the host retries; a transient error surfaced to the core; `List`
+//! unsupported; a ranged read answered with bytes beyond the range.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use paimon_kernel::Result;
+use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, Machine, MemoryStore, RequestId, Step};
+
+use crate::format::Case;
+use crate::operation::{Driver, Outcome, block_on_ready, run_operation};
+
+/// One perturbation. Those with a `target` perturb only the `target`-th eligible request of
+/// the operation (counted over all machines, from 0), so that each eligible request can be
+/// broken on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The answers of every round are provided in reverse id order.
+    ReorderAnswers,
+    /// Every `snapshot/snapshot-<n>` read answers `NotFound` (listing still shows it): the
+    /// snapshot expired between `LATEST` (or the listing) and its read.
+    ExpiredSnapshot,
+    /// The `target`-th read answering bytes gets only the first half of them.
+    TruncatedBody {
+        /// Which read.
+        target: usize,
+    },
+    /// Every request fails once with `Transient`; the host retries (at most twice) and
+    /// succeeds.
+    TransientRetried,
+    /// The `target`-th request is answered `Transient` (the host gave up).
+    TransientSurfaced {
+        /// Which request.
+        target: usize,
+    },
+    /// Every `List` answers `Unsupported` (plain HTTP).
+    ListUnsupported,
+    /// Every ranged read answers one byte more than asked.
+    ExtraBytes,
+}
+
+impl Fault {
+    /// Short name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fault::ReorderAnswers => "reorder",
+            Fault::ExpiredSnapshot => "expired-snapshot",
+            Fault::TruncatedBody { .. } => "truncated",
+            Fault::TransientRetried => "transient-retried",
+            Fault::TransientSurfaced { .. } => "transient-surfaced",
+            Fault::ListUnsupported => "list-unsupported",
+            Fault::ExtraBytes => "extra-bytes",
+        }
+    }
+}
+
+/// A [`Driver`] answering from a store with one [`Fault`].
+pub struct FaultDriver {
+    store: MemoryStore,
+    fault: Fault,
+    /// Requests seen so far (over all machines).
+    requests_seen: usize,
+    /// Eligible reads seen so far (for [`Fault::TruncatedBody`]).
+    reads_seen: usize,
+    /// Paths whose answers were perturbed.
+    pub perturbed: Vec<String>,
+}
+
+fn is_snapshot_file(path: &str) -> bool {
+    path.strip_prefix("snapshot/snapshot-")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl FaultDriver {
+    /// A driver over `store` with `fault`.
+    pub fn new(store: MemoryStore, fault: Fault) -> Self {
+        FaultDriver {
+            store,
+            fault,
+            requests_seen: 0,
+            reads_seen: 0,
+            perturbed: Vec::new(),
+        }
+    }
+
+    fn answer(&mut self, op: &IoOp) -> IoAnswer {
+        let index = self.requests_seen;
+        self.requests_seen += 1;
+        let mut answer = match self.fault {
+            Fault::TransientRetried => {
+                // First attempt fails, the host's retry gets the real answer.
+                let _first = IoAnswer::error(IoErrorKind::Transient);
+                self.store.answer(op)
+            }
+            _ => self.store.answer(op),
+        };
+        match (self.fault, op) {
+            (Fault::ExpiredSnapshot, IoOp::Read { path, .. }) if is_snapshot_file(path) => {
+                self.perturbed.push(path.clone());
+                answer = IoAnswer::error(IoErrorKind::NotFound);
+            }
+            (Fault::TransientSurfaced { target }, _) if target == index => {
+                self.perturbed.push(op.path().to_string());
+                answer = IoAnswer::error(IoErrorKind::Transient);
+            }
+            (Fault::ListUnsupported, IoOp::List { prefix }) => {
+                self.perturbed.push(prefix.clone());
+                answer = IoAnswer::error(IoErrorKind::Unsupported);
+            }
+            (
+                Fault::ExtraBytes,
+                IoOp::Read {
+                    path,
+                    range: Some(r),
+                },
+            ) => {
+                if let IoAnswer::Bytes { bytes } = &answer {
+                    let mut longer = bytes.to_vec();
+                    // The object's next byte when there is one, else a zero.
+                    let next = self
+                        .store
+                        .objects
+                        .get(path)
+                        .and_then(|b| usize::try_from(r.end).ok().and_then(|e| b.get(e)))
+                        .copied()
+                        .unwrap_or(0);
+                    longer.push(next);
+                    self.perturbed.push(path.clone());
+                    answer = IoAnswer::bytes(longer);
+                }
+            }
+            (Fault::TruncatedBody { target }, IoOp::Read { path, .. }) => {
+                if let IoAnswer::Bytes { bytes } = &answer
+                    && !bytes.is_empty()
+                {
+                    if self.reads_seen == target {
+                        self.perturbed.push(path.clone());
+                        answer = IoAnswer::bytes(bytes.slice(0..bytes.len() / 2));
+                    }
+                    self.reads_seen += 1;
+                }
+            }
+            _ => {}
+        }
+        answer
+    }
+}
+
+impl Driver for FaultDriver {
+    async fn drive<T: Send + 'static>(
+        &mut self,
+        _label: &str,
+        mut machine: Machine<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        loop {
+            match machine.step()? {
+                Step::NeedIo(round) => {
+                    let mut answers: Vec<(RequestId, IoAnswer)> =
+                        round.iter().map(|r| (r.id, self.answer(&r.op))).collect();
+                    if self.fault == Fault::ReorderAnswers {
+                        answers.reverse();
+                    }
+                    for (id, a) in answers {
+                        machine.provide(id, a)?;
+                    }
+                }
+                Step::Emit(item) => out.push(item),
+                Step::Done => return Ok(out),
+            }
+        }
+    }
+}
+
+/// How one run under a fault ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The exact expected result.
+    Correct,
+    /// An error that names a perturbed object (or a perturbation that did not apply).
+    PreciseError(String),
+    /// An error that names none of the perturbed objects.
+    ImpreciseError(String),
+    /// A result that differs from the expected one: a bug.
+    WrongResult(String),
+    /// The core panicked: a bug.
+    Panic(String),
+}
+
+impl Verdict {
+    /// Correct result or precise error.
+    pub fn passed(&self) -> bool {
+        matches!(self, Verdict::Correct | Verdict::PreciseError(_))
+    }
+}
+
+/// Result of one run: the verdict and whether the fault fired at all.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether any answer was perturbed (a targeted fault past the last eligible request
+    /// does not fire).
+    pub fired: bool,
+}
+
+/// Run `case` over `store` with `fault` and judge the outcome against `expected`.
+pub fn run_with_fault(case: &Case, store: &MemoryStore, fault: Fault, expected: &Outcome) -> Run {
+    let mut driver = FaultDriver::new(store.clone(), fault);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        block_on_ready(run_operation(&mut driver, &case.operation)).and_then(|r| r)
+    }));
+    let fired = !driver.perturbed.is_empty()
+        || matches!(fault, Fault::ReorderAnswers | Fault::TransientRetried);
+    let verdict = match result {
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-string panic".to_string());
+            Verdict::Panic(msg)
+        }
+        Ok(Ok(outcome)) => {
+            if outcome == *expected || accepted_alternative(case, fault).as_ref() == Some(&outcome)
+            {
+                Verdict::Correct
+            } else {
+                Verdict::WrongResult(first_difference(&outcome.json, &expected.json))
+            }
+        }
+        Ok(Err(e)) => {
+            let msg = e.to_string();
+            let names = driver.perturbed.iter().any(|p| {
+                let file = p.rsplit('/').next().unwrap_or(p);
+                msg.contains(p.as_str()) || (!file.is_empty() && msg.contains(file))
+            }) || (fault == Fault::ListUnsupported && msg.contains("list"));
+            if names {
+                Verdict::PreciseError(msg)
+            } else {
+                Verdict::ImpreciseError(msg)
+            }
+        }
+    };
+    Run { verdict, fired }
+}
+
+/// A second correct outcome of `case` under `fault`, where one exists: listing snapshots when
+/// every snapshot expires between the listing and its read gives no snapshots (expired
+/// snapshots are skipped, as Java's `SnapshotManager.safelyGetAllSnapshots`).
+pub fn accepted_alternative(case: &Case, fault: Fault) -> Option<Outcome> {
+    match (&case.operation, fault) {
+        (crate::Operation::Snapshots, Fault::ExpiredSnapshot) => Some(Outcome {
+            json: "[]\n".to_string(),
+            arrow: None,
+        }),
+        _ => None,
+    }
+}
+
+fn first_difference(got: &str, want: &str) -> String {
+    let line = got
+        .lines()
+        .zip(want.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.lines().count().min(want.lines().count()));
+    format!(
+        "line {}: got {:?}, expected {:?}",
+        line + 1,
+        got.lines().nth(line).unwrap_or("<end>"),
+        want.lines().nth(line).unwrap_or("<end>")
+    )
+}
+
+/// Expected outcome of a loaded case, as an [`Outcome`].
+pub fn expected_outcome(json: &str, arrow: Option<&[u8]>) -> Outcome {
+    Outcome {
+        json: json.to_string(),
+        arrow: arrow.map(<[u8]>::to_vec),
+    }
+}
+
+/// Indexes `0..n` thinned to at most `max` evenly spaced ones (first and last kept).
+pub fn spread(n: usize, max: usize) -> Vec<usize> {
+    if n <= max || max < 2 {
+        return (0..n.min(max.max(1))).collect();
+    }
+    let mut out: Vec<usize> = (0..max).map(|i| i * (n - 1) / (max - 1)).collect();
+    out.dedup();
+    out
+}
