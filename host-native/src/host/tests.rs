@@ -173,7 +173,7 @@ impl ObjectStore for ReverseDelayStore {
         options: object_store::GetOptions,
     ) -> object_store::Result<object_store::GetResult> {
         let n: u64 = location.as_ref().parse().unwrap_or(0);
-        tokio::time::sleep(Duration::from_millis(10u64.saturating_sub(n) * 3)).await;
+        tokio::time::sleep(Duration::from_millis(10u64.saturating_sub(n) * 10)).await;
         self.0.get_opts(location, options).await
     }
     async fn delete(&self, location: &Path) -> object_store::Result<()> {
