@@ -29,6 +29,10 @@ step "wasm: the JS API under Node over corpus tables (node --test)"
 
 step "test: cargo test --workspace"
 cargo test --workspace 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
+
+step "browser: the inspector in headless chromium against paimon-kernel serve"
+cargo build -p paimon-native --bin paimon-kernel
+(cd host-wasm && node --test --test-concurrency=1 tests/browser/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"
 # Plain closing line for CI: the sums of every libtest 'test result:' line and of the Node
 # test runner's closing counts.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod cli;
+mod serve;
 
 /// Inspect Apache Paimon tables (paimon-kernel native host).
 #[derive(Debug, Parser)]
@@ -57,6 +58,9 @@ enum Command {
     Scan(cli::scan::ScanArgs),
     /// Record the IO of a read as a conformance case: `record --out DIR -- scan TABLE ...`.
     Record(paimon_native::recording::RecordArgs),
+    /// Serve the table inspector page and a table or warehouse directory over HTTP
+    /// (read-only, Range requests, 127.0.0.1 by default).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -109,6 +113,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             cli::print(&out);
             return Ok(());
         }
+        Command::Serve(a) => return serve::run(a).await,
         other => other,
     };
     let location = match &command {
@@ -117,7 +122,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Snapshots(a) | Command::Tags(a) => &a.table,
         // Handled above.
-        Command::Scan(_) | Command::Record(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) | Command::Serve(_) => return Ok(()),
     };
     let table = paimon_native::Table::open(location)
         .await
@@ -129,7 +134,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Tags(_) => cli::tags(&table, json).await,
-        Command::Scan(_) | Command::Record(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) | Command::Serve(_) => return Ok(()),
     };
     if cli.io_stats {
         let s = table.host().stats();

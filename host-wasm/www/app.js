@@ -1,0 +1,261 @@
+// Paimon table inspector: every byte is read in the browser by the wasm core (no server code).
+// Sources: a URL (fetch + Range), a picked folder, or the bundled demo table. `?url=...` opens a
+// table on load. window.inspector exposes state and timings for tests.
+import init, { Table } from "./pkg/paimon_wasm.js";
+
+const $ = (s) => document.querySelector(s);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v; else if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  return e;
+};
+const fmtBytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`;
+const fmtTime = (ms) => (ms ? new Date(ms).toISOString().replace("T", " ").replace("Z", "") : "");
+const state = { table: null, snapshots: [], tags: [], page: 0, timings: {}, ready: false };
+window.inspector = state;
+
+function status(text, error = false) {
+  const s = $("#status");
+  s.textContent = text;
+  s.classList.toggle("error", error);
+}
+function progress(p) {
+  status(`${p.op}: round ${p.round}, ${p.requests} request(s), ${fmtBytes(p.bytes)} — total ${p.totalRequests} requests, ${fmtBytes(p.totalBytes)}`);
+}
+function fail(e) {
+  console.error(e);
+  status(`Error: ${e && e.message ? e.message : e}`, true);
+}
+
+const wasmReady = init();
+
+async function open(opener, label) {
+  try {
+    await wasmReady;
+    const t0 = performance.now();
+    status(`opening ${label}…`);
+    state.ready = false;
+    state.table = await opener();
+    state.timings.open = performance.now() - t0;
+    await showTable(label);
+    state.timings.total = performance.now() - t0;
+    state.ready = true;
+    status(`${label}: opened in ${state.timings.open.toFixed(0)} ms, ${state.table.stats().requests} requests, ${fmtBytes(state.table.stats().bytes)}`);
+  } catch (e) {
+    fail(e);
+  }
+}
+
+function travelQuery() {
+  const v = $("#travel").value;
+  if (!v) return {};
+  if (v.startsWith("tag:")) return { tag: v.slice(4) };
+  return { snapshotId: Number(v) };
+}
+
+async function showTable(label) {
+  const t = state.table;
+  const info = t.info();
+  $("#main").hidden = false;
+  $("#summary").replaceChildren(
+    el("div", {}, el("b", {}, label), ` — ${info.tableKind} table, latest snapshot `, el("b", { id: "latest" }, info.snapshotId ?? "none"),
+      `, ${info.totalRecordCount ?? 0} records, schema ${info.schemaId}`,
+      info.primaryKeys.length ? `, primary key (${info.primaryKeys.join(", ")})` : "",
+      info.partitionKeys.length ? `, partitioned by (${info.partitionKeys.join(", ")})` : "",
+      `, source: ${info.source}`),
+  );
+  state.snapshots = await t.snapshots();
+  state.tags = info.canList ? await t.tags().catch(() => []) : [];
+  const tagsBy = new Map();
+  for (const g of state.tags) tagsBy.set(g.snapshotId, [...(tagsBy.get(g.snapshotId) || []), g.name]);
+  $("#snapshots tbody").replaceChildren(...state.snapshots.map((s) => el("tr", {},
+    el("td", { class: "num" }, s.id), el("td", {}, s.commitKind), el("td", {}, fmtTime(s.timeMillis)),
+    el("td", { class: "num" }, s.totalRecordCount), el("td", { class: "num" }, s.deltaRecordCount),
+    el("td", { class: "num" }, s.schemaId), el("td", { class: "num" }, s.nextRowId ?? ""),
+    el("td", {}, (tagsBy.get(s.id) || []).map((n) => el("span", { class: "tag" }, n))))));
+  const travel = $("#travel");
+  travel.replaceChildren(el("option", { value: "" }, `latest (${info.snapshotId ?? "none"})`),
+    ...[...state.snapshots].reverse().map((s) => el("option", { value: String(s.id) }, `#${s.id} ${s.commitKind} ${fmtTime(s.timeMillis)}`)),
+    ...state.tags.map((g) => el("option", { value: `tag:${g.name}` }, `tag ${g.name} (#${g.snapshotId})`)));
+  await refresh();
+}
+
+async function refresh() {
+  await showSchema();
+  await showFiles();
+  state.page = 0;
+  await showData(true);
+}
+
+async function showSchema() {
+  const s = await state.table.schema(travelQuery());
+  state.schema = s;
+  const keys = new Set(s.primaryKeys), parts = new Set(s.partitionKeys);
+  $("#tab-schema").replaceChildren(
+    el("p", {}, `schema ${s.id} (version ${s.version}), ${s.tableKind}, highest field id ${s.highestFieldId}`,
+      s.primaryKeys.length ? `; primary key: ${s.primaryKeys.join(", ")}` : "",
+      s.partitionKeys.length ? `; partition keys: ${s.partitionKeys.join(", ")}` : "",
+      s.bucketKeys.length ? `; bucket keys: ${s.bucketKeys.join(", ")}` : "",
+      s.comment ? `; comment: ${s.comment}` : ""),
+    el("table", { id: "schema-fields" }, el("thead", {}, el("tr", {}, ["id", "name", "type", "nullable", "key", "description"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, s.fields.map((f) => el("tr", {}, el("td", { class: "num" }, f.id), el("td", { class: "name" }, f.name), el("td", {}, f.type),
+        el("td", {}, f.nullable ? "yes" : "no"), el("td", {}, keys.has(f.name) ? "primary" : parts.has(f.name) ? "partition" : ""), el("td", {}, f.description ?? ""))))),
+    el("h3", {}, "options"),
+    el("table", {}, el("tbody", {}, Object.entries(s.options).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, v))))));
+}
+
+async function showFiles() {
+  const r = await state.table.files(travelQuery());
+  const groups = new Map();
+  for (const f of r.files) {
+    const key = f.partition;
+    if (!groups.has(key)) groups.set(key, new Map());
+    const buckets = groups.get(key);
+    if (!buckets.has(f.bucket)) buckets.set(f.bucket, new Map());
+    const levels = buckets.get(f.bucket);
+    if (!levels.has(f.level)) levels.set(f.level, []);
+    levels.get(f.level).push(f);
+  }
+  const sum = (fs, k) => fs.reduce((a, f) => a + f[k], 0);
+  const fileTable = (fs) => el("table", {}, el("thead", {}, el("tr", {}, ["file", "kind", "format", "size", "rows", "seq", "row ids", "schema", "write cols"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, fs.map((f) => el("tr", {}, el("td", { title: f.path }, f.fileName), el("td", {}, f.kind), el("td", {}, f.format),
+      el("td", { class: "num" }, fmtBytes(f.fileSize)), el("td", { class: "num" }, f.rowCount),
+      el("td", {}, `${f.minSequenceNumber}..${f.maxSequenceNumber}`), el("td", {}, f.firstRowId === null ? "" : `${f.firstRowId}..${f.lastRowId}`),
+      el("td", { class: "num" }, f.schemaId), el("td", {}, f.writeCols ? f.writeCols.join(", ") : "all")))));
+  const all = r.files;
+  $("#tab-files").replaceChildren(
+    el("p", { id: "files-summary" }, `snapshot ${r.snapshotId}: ${all.length} files (${all.filter((f) => f.kind === "blob").length} blob), ${fmtBytes(sum(all, "fileSize"))}, ${sum(all, "rowCount")} rows; ${r.indexFiles.length} index files`),
+    ...[...groups].map(([p, buckets]) => el("details", { open: "" }, el("summary", {}, `partition ${p}`),
+      ...[...buckets].map(([b, levels]) => el("details", { open: "" }, el("summary", {}, `bucket ${b}`),
+        ...[...levels].map(([l, fs]) => el("details", { open: "" }, el("summary", {}, `level ${l}: ${fs.length} files, ${fmtBytes(sum(fs, "fileSize"))}, ${sum(fs, "rowCount")} rows`), fileTable(fs))))))),
+    r.indexFiles.length ? el("details", {}, el("summary", {}, "index files"),
+      el("table", {}, el("tbody", {}, r.indexFiles.map((i) => el("tr", {}, el("td", {}, i.indexType), el("td", {}, i.fileName), el("td", {}, `partition ${i.partition} bucket ${i.bucket}`),
+        el("td", { class: "num" }, fmtBytes(i.fileSize)), el("td", { class: "num" }, i.rowCount)))))) : "");
+}
+
+function blobColumns() {
+  return (state.schema?.fields || []).filter((f) => f.type.startsWith("BLOB")).map((f) => f.name);
+}
+function rowTracking() {
+  return state.schema?.options["row-tracking.enabled"] === "true";
+}
+
+async function showData(rebuildColumns) {
+  const s = state.schema;
+  if (rebuildColumns) {
+    const blobs = new Set(blobColumns());
+    $("#columns").replaceChildren("columns: ", ...s.fields.map((f) => el("label", {},
+      el("input", { type: "checkbox", value: f.name, ...(blobs.has(f.name) ? {} : { checked: "" }), onchange: () => { state.page = 0; showData(false).catch(fail); } }), f.name, " ")));
+    $("#blob-column").replaceChildren(...blobColumns().map((c) => el("option", {}, c)));
+    $("[data-tab=blobs]").hidden = blobColumns().length === 0;
+  }
+  const chosen = [...document.querySelectorAll("#columns input:checked")].map((i) => i.value);
+  const size = Number($("#page-size").value);
+  const cols = rowTracking() ? ["_ROW_ID", ...chosen] : chosen;
+  const t0 = performance.now();
+  const r = await state.table.scanRows({ ...travelQuery(), columns: cols, limit: (state.page + 1) * size + 1 });
+  state.timings.preview = performance.now() - t0;
+  const rows = r.rows.slice(state.page * size, (state.page + 1) * size);
+  const blobs = new Set(blobColumns());
+  const unselectedBlobs = blobColumns().filter((c) => !chosen.includes(c));
+  $("#preview thead").replaceChildren(el("tr", {}, r.columns.map((c) => el("th", { title: c.type }, c.name)), unselectedBlobs.map((c) => el("th", {}, c))));
+  $("#preview tbody").replaceChildren(...rows.map((row) => el("tr", {},
+    r.columns.map((c) => cell(row[c.name], blobs.has(c.name), row._ROW_ID, c.name)),
+    unselectedBlobs.map((c) => el("td", {}, row._ROW_ID === undefined ? "" : el("button", { onclick: () => showBlob(c, row._ROW_ID) }, "load"))))));
+  $("#page-info").textContent = `rows ${state.page * size + 1}–${state.page * size + rows.length}${r.rowCount > (state.page + 1) * size ? "+" : ""}`;
+  $("#prev").disabled = state.page === 0;
+  $("#next").disabled = r.rowCount <= (state.page + 1) * size;
+}
+
+function cell(v, isBlob, rowId, column) {
+  if (v === null || v === undefined) return el("td", { class: "null" }, "null");
+  if (isBlob && typeof v === "object") return el("td", {}, `${fmtBytes(v.len)} `, rowId === undefined ? "" : el("button", { onclick: () => showBlob(column, rowId) }, "view"));
+  if (typeof v === "number") return el("td", { class: "num" }, v);
+  return el("td", {}, typeof v === "string" ? v : JSON.stringify(v));
+}
+
+function sniffImage(b) {
+  const starts = (...sig) => sig.every((x, i) => b[i] === x);
+  if (starts(0x89, 0x50, 0x4e, 0x47)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (starts(0x52, 0x49, 0x46, 0x46) && b[8] === 0x57 && b[9] === 0x45) return "image/webp";
+  if (starts(0x3c, 0x73, 0x76, 0x67)) return "image/svg+xml";
+  return null;
+}
+
+function hexDump(b, max = 512) {
+  const lines = [];
+  for (let i = 0; i < Math.min(b.length, max); i += 16) {
+    const chunk = [...b.subarray(i, Math.min(i + 16, b.length))];
+    lines.push(`${i.toString(16).padStart(8, "0")}  ${chunk.map((x) => x.toString(16).padStart(2, "0")).join(" ").padEnd(48)}  ${chunk.map((x) => (x >= 32 && x < 127 ? String.fromCharCode(x) : ".")).join("")}`);
+  }
+  if (b.length > max) lines.push(`… ${b.length - max} more bytes`);
+  return lines.join("\n");
+}
+
+async function showBlob(column, rowId) {
+  switchTab("blobs");
+  $("#blob-column").value = column;
+  $("#blob-row").value = rowId;
+  const view = $("#blob-view");
+  view.replaceChildren("loading…");
+  try {
+    const bytes = await state.table.blob({ ...travelQuery(), column, rowId: Number(rowId) });
+    if (bytes === null) { view.replaceChildren(el("p", { id: "blob-size" }, "NULL")); return; }
+    const type = sniffImage(bytes) || "application/octet-stream";
+    const url = URL.createObjectURL(new Blob([bytes], { type }));
+    view.replaceChildren(
+      el("p", {}, `row ${rowId}, column ${column}: `, el("b", { id: "blob-size", "data-bytes": bytes.length }, `${bytes.length} bytes`), ` (${type}) `,
+        el("a", { href: url, download: `${column}-${rowId}.bin` }, "download")),
+      type.startsWith("image/") ? el("img", { src: url, alt: `${column} of row ${rowId}` }) : el("div", { class: "hex" }, hexDump(bytes)));
+  } catch (e) {
+    view.replaceChildren(el("p", { class: "error" }, e.message));
+  }
+}
+
+function switchTab(name) {
+  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
+  for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== `tab-${name}`;
+}
+
+$("#tabs").addEventListener("click", (e) => { if (e.target.dataset.tab) switchTab(e.target.dataset.tab); });
+$("#travel").addEventListener("change", () => refresh().catch(fail));
+$("#page-size").addEventListener("change", () => { state.page = 0; showData(false).catch(fail); });
+$("#prev").addEventListener("click", () => { state.page--; showData(false).catch(fail); });
+$("#next").addEventListener("click", () => { state.page++; showData(false).catch(fail); });
+$("#blob-form").addEventListener("submit", (e) => { e.preventDefault(); showBlob($("#blob-column").value, $("#blob-row").value); });
+$("#source").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const url = new URL($("#url").value, location.href).href;
+  history.replaceState(null, "", `?url=${encodeURIComponent($("#url").value)}`);
+  open(() => Table.openUrl(url, progress), $("#url").value);
+});
+$("#demo").addEventListener("click", () => open(() => Table.openUrl(new URL("demo/pk_dedup", location.href).href, progress), "demo: pk_dedup"));
+$("#folder").addEventListener("change", (e) => {
+  const files = [...e.target.files];
+  if (!files.length) return;
+  // The table root: the picked folder, or the one directory inside it that holds schema/.
+  const roots = new Set(files.map((f) => f.webkitRelativePath.split("/")).filter((p) => p.includes("schema")).map((p) => p.slice(1, p.indexOf("schema")).join("/")));
+  const sub = roots.has("") ? "" : [...roots][0] || "";
+  open(() => Table.openFiles(files, sub, progress), `${files[0].webkitRelativePath.split("/")[0]}/${sub}`);
+});
+if (window.showDirectoryPicker) {
+  $("#pick").hidden = false;
+  $("#pick").addEventListener("click", async () => {
+    try {
+      const handle = await window.showDirectoryPicker();
+      open(() => Table.openDirectory(handle, "", progress), handle.name);
+    } catch (e) { if (e.name !== "AbortError") fail(e); }
+  });
+}
+const initial = new URLSearchParams(location.search).get("url");
+if (initial) {
+  $("#url").value = initial;
+  open(() => Table.openUrl(new URL(initial, location.href).href, progress), initial);
+} else {
+  $("#url").value = "/data/";
+}
