@@ -27,6 +27,9 @@ scripts/build-wasm.sh
 step "wasm: the JS API under Node over corpus tables (node --test)"
 (cd host-wasm && node --test tests/node/) 2>&1 | tee "$CARGO_TARGET_DIR/node-test-output.txt"
 
+step "wasm: every conformance case replays byte-identically under Node (node --test)"
+(cd conformance && node --test node/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"
+
 step "test: cargo test --workspace"
 cargo test --workspace 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
 

@@ -25,6 +25,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod conformance;
 pub mod ops;
 pub mod rows;
 pub mod scan;
