@@ -216,6 +216,16 @@ impl<W: Write> Writer<W> {
 /// `batch` with every top-level map column whose keys are not strings given string keys
 /// (arrow-json writes maps as JSON objects, which need them).
 fn json_safe(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    // JSON has no NaN or infinity; arrow-json would write them as null, which loses data.
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if has_non_finite(column.as_ref()) {
+            return Err(ArrowError::InvalidArgumentError(format!(
+                "column {} holds NaN or infinite values, which JSON cannot represent; \
+                 use --format arrow or csv",
+                field.name()
+            )));
+        }
+    }
     if !batch
         .columns()
         .iter()
@@ -238,6 +248,27 @@ fn json_safe(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
         columns.push(column);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+/// True if `array` (or a nested child) holds a NaN or infinite float.
+fn has_non_finite(array: &dyn Array) -> bool {
+    use arrow_array::types::{Float32Type, Float64Type};
+    let data = array.to_data();
+    let array = arrow_array::make_array(data.clone());
+    match array.data_type() {
+        DataType::Float32 => array
+            .as_primitive::<Float32Type>()
+            .iter()
+            .any(|v| v.is_some_and(|v| !v.is_finite())),
+        DataType::Float64 => array
+            .as_primitive::<Float64Type>()
+            .iter()
+            .any(|v| v.is_some_and(|v| !v.is_finite())),
+        _ => data
+            .child_data()
+            .iter()
+            .any(|c| has_non_finite(arrow_array::make_array(c.clone()).as_ref())),
+    }
 }
 
 fn string_keyed_map(map: &MapArray) -> Result<ArrayRef, ArrowError> {

@@ -491,3 +491,21 @@ async fn library_errors_name_the_column_and_the_filter() {
     let got = t.scan().with_filter(p).to_batches().await.unwrap();
     assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
 }
+
+#[test]
+fn jsonl_refuses_nan_and_infinity_instead_of_writing_null() {
+    // all_types_parquet holds NaN and +/-Infinity in t_float / t_double.
+    let err = stderr_err(&["scan", &table_dir("all_types_parquet"), "--format", "jsonl"]);
+    assert!(err.contains("NaN or infinite"), "{err}");
+    assert!(err.contains("t_float") || err.contains("t_double"), "{err}");
+    // Without those columns the same read works.
+    let out = stdout_ok(&[
+        "scan",
+        &table_dir("all_types_parquet"),
+        "--format",
+        "jsonl",
+        "--columns",
+        "id",
+    ]);
+    assert_eq!(jsonl(&out).len(), 8);
+}
