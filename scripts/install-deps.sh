@@ -6,7 +6,6 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)        # zstd-sys and friends for wasm32
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # browser tests of host-wasm
-command -v wasm-opt >/dev/null 2>&1 || need_apt+=(binaryen)  # size-optimized wasm builds
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)        # wasm API tests (node --test)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
