@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a bounded time, seeded from the corpus tables.
+# Usage: fuzz/run.sh SECONDS [TARGET...]     (not part of CI; CPU heavy)
+# Needs cargo-fuzz (`cargo install cargo-fuzz`) and nightly (or RUSTC_BOOTSTRAP=1 on stable).
+# Crashes land in fuzz/artifacts/<target>/; turn each into a regression test with the
+# minimized input (`cargo fuzz tmin <target> <crash>`).
+set -euo pipefail
+cd "$(dirname "$0")"
+secs="${1:?usage: fuzz/run.sh SECONDS [TARGET...]}"; shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(blob_file avro_manifest metadata_json binary_row deletion_vector parquet_footer)
+tables=../conformance/tables/corpus.db
+seed() { # seed TARGET FIND-ARGS...
+  local t=$1; shift
+  mkdir -p "corpus/$t"
+  find "$tables" -type f "$@" -exec cp -n {} "corpus/$t/" \; 2>/dev/null || true
+}
+seed blob_file -name '*.blob'
+seed avro_manifest -path '*/manifest/*'
+seed metadata_json \( -path '*/snapshot/*' -o -path '*/schema/*' -o -path '*/tag/*' \)
+seed deletion_vector -path '*/index/*'
+seed parquet_footer -name '*.parquet'
+mkdir -p corpus/binary_row
+toolchain=+nightly
+rustup toolchain list | grep -q '^nightly' || { toolchain=; export RUSTC_BOOTSTRAP=1; }
+for t in "${targets[@]}"; do
+  echo "==> $t ($secs s)"
+  cargo $toolchain fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -max_len=262144 2>&1 \
+    | grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==|SUMMARY|artifact_prefix|Test unit written)' || true
+done
