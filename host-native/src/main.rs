@@ -61,6 +61,8 @@ enum Command {
     /// Serve the table inspector page and a table or warehouse directory over HTTP
     /// (read-only, Range requests, 127.0.0.1 by default).
     Serve(serve::ServeArgs),
+    /// Write the bytes of one blob (by `_ROW_ID` and column) using ranged reads only.
+    Blob(cli::blob::BlobArgs),
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +108,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
     let command = match cli.command {
         Command::Scan(a) => return cli::scan::run(a, json).await,
+        Command::Blob(a) => return cli::blob::run(a).await,
         Command::Record(a) => {
             let out = paimon_native::recording::record_command(a)
                 .await
@@ -122,7 +125,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Snapshots(a) | Command::Tags(a) => &a.table,
         // Handled above.
-        Command::Scan(_) | Command::Record(_) | Command::Serve(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => return Ok(()),
     };
     let table = paimon_native::Table::open(location)
         .await
@@ -134,7 +137,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Tags(_) => cli::tags(&table, json).await,
-        Command::Scan(_) | Command::Record(_) | Command::Serve(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => return Ok(()),
     };
     if cli.io_stats {
         let s = table.host().stats();

@@ -48,6 +48,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::Stream;
 use futures::stream::BoxStream;
+use paimon_kernel::evolution::read::read_blob_cell;
+use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{Io, Machine, Step};
 use paimon_kernel::predicate::Predicate;
 use paimon_kernel::read::{ReadContext, read_split};
@@ -105,6 +107,12 @@ pub struct ReadOptions {
     pub batch_size: usize,
     /// Splits read concurrently (0: the default, see the module docs).
     pub splits_in_flight: usize,
+    /// Row-range pushdown (row-tracking tables): only rows whose `_ROW_ID` lies in these
+    /// inclusive ranges.
+    pub row_ranges: Option<Vec<RowRange>>,
+    /// `blob-as-descriptor`: blob columns return serialized blob descriptors (URI = table
+    /// location + file path) instead of bytes.
+    pub blob_as_descriptor: bool,
 }
 
 /// Default splits in flight: the available cores, clamped to 2..=4.
@@ -155,6 +163,44 @@ impl TableScan {
         self
     }
 
+    /// Return only rows whose `_ROW_ID` lies in `ranges` (inclusive, any order; row-tracking
+    /// tables). Files holding none of them are not read.
+    pub fn with_row_ranges(mut self, ranges: Vec<RowRange>) -> Self {
+        self.read.row_ranges = Some(ranges);
+        self
+    }
+
+    /// Return blob columns as serialized blob descriptors pointing into the `.blob` files
+    /// (option `blob-as-descriptor`) instead of their bytes.
+    pub fn with_blob_as_descriptor(mut self, on: bool) -> Self {
+        self.read.blob_as_descriptor = on;
+        self
+    }
+
+    /// The bytes of one blob: column `column` (a `BLOB` column of a data-evolution table) of
+    /// the row with `_ROW_ID = row_id`, read with ranged reads only (the plan is restricted to
+    /// that row; see [`paimon_kernel::evolution::read::read_blob_cell`]). `None` for a null
+    /// blob.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: unknown column, a row id no file holds, a deleted row, corrupt files.
+    pub async fn read_blob(&self, row_id: i64, column: &str) -> Result<Option<bytes::Bytes>> {
+        let range = RowRange::try_new(row_id, row_id)
+            .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e))?;
+        let request = self.request(None).with_row_ranges(vec![range]);
+        let column = column.to_string();
+        self.table
+            .host()
+            .run_once(Machine::once(
+                "ReadBlob",
+                move |io: Io<Option<bytes::Bytes>>| async move {
+                    let plan = plan_scan(&io, &request).await?;
+                    read_blob_cell(&io, &plan, row_id, &column).await
+                },
+            ))
+            .await
+    }
+
     /// The read options set so far.
     pub fn read_options(&self) -> &ReadOptions {
         &self.read
@@ -180,6 +226,15 @@ impl TableScan {
             TimeTravel::Tag(tag) => request.with_tag(tag),
             TimeTravel::TimestampMillis(t) => request.with_timestamp_millis(*t),
             TimeTravel::Version(v) => request.with_option("scan.version", v),
+        };
+        let request = match &self.read.row_ranges {
+            Some(r) => request.with_row_ranges(r.clone()),
+            None => request,
+        };
+        let request = if self.read.blob_as_descriptor {
+            request.with_option("blob-as-descriptor", "true")
+        } else {
+            request
         };
         match filter {
             Some(f) => request.with_filter(f),
@@ -224,7 +279,11 @@ impl TableScan {
             self.read.limit,
             self.read.batch_size,
         )
-        .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e))?;
+        .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e))?
+        .with_blob_descriptor_uri_prefix(format!(
+            "{}/",
+            self.table.location().trim_end_matches('/')
+        ));
         let in_flight = match self.read.splits_in_flight {
             0 => default_splits_in_flight(),
             n => n,

@@ -9,6 +9,7 @@ use paimon_native::system::FileRow;
 use paimon_native::{Error, Result, Table, TableScan};
 use serde_json::{Value, json};
 
+pub(crate) mod blob;
 pub(crate) mod scan;
 mod text_table;
 

@@ -48,6 +48,13 @@ pub(crate) struct ScanArgs {
     /// Rows per batch read.
     #[arg(long, value_name = "N")]
     batch_size: Option<usize>,
+    /// Only rows with these `_ROW_ID`s (row-tracking tables): ids and inclusive ranges,
+    /// e.g. `0-9,42`.
+    #[arg(long, value_name = "RANGES")]
+    row_ids: Option<String>,
+    /// Blob columns as serialized blob descriptors instead of bytes.
+    #[arg(long)]
+    blob_as_descriptor: bool,
 }
 
 /// Output formats of `scan`.
@@ -137,6 +144,14 @@ async fn scan(args: ScanArgs, json: bool) -> Result<(), Fail> {
     }
     if let Some(n) = args.batch_size {
         scan = scan.with_batch_size(n);
+    }
+    if let Some(r) = &args.row_ids {
+        let ranges = paimon_kernel::evolution::row_range::parse_row_ranges(r)
+            .map_err(|e| format!("--row-ids: {e}"))?;
+        scan = scan.with_row_ranges(ranges);
+    }
+    if args.blob_as_descriptor {
+        scan = scan.with_blob_as_descriptor(true);
     }
     let mut stream = scan.to_stream().await.map_err(|e| error_chain(&e))?;
     let schema = stream.schema();

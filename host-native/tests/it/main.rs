@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_blob;
 mod http;
 mod scan;
 mod table;
