@@ -125,7 +125,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Snapshots(a) | Command::Tags(a) => &a.table,
         // Handled above.
-        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => {
+            return Ok(());
+        }
     };
     let table = paimon_native::Table::open(location)
         .await
@@ -137,7 +139,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Tags(_) => cli::tags(&table, json).await,
-        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => return Ok(()),
+        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => {
+            return Ok(());
+        }
     };
     if cli.io_stats {
         let s = table.host().stats();
