@@ -396,7 +396,7 @@ fn bad_input_fails_with_a_message_naming_the_file_or_column() {
 #[test]
 fn a_closed_pipe_is_not_an_error() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(["scan", &table_dir("all_types_parquet"), "--format", "jsonl"])
+        .args(["scan", &table_dir("pk_dedup"), "--format", "jsonl"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
