@@ -3,8 +3,6 @@
 
 #![allow(dead_code)]
 
-pub mod canonical;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
