@@ -7,6 +7,11 @@
 //! a snapshot file that disappears between `LATEST` and its read; a truncated body; a
 //! transient error that the host retries; a transient error surfaced to the core; `List`
 //! unsupported; a ranged read answered with bytes beyond the range.
+//!
+//! The fault host retries like a real host: every request is attempted against the (possibly
+//! flaky) store and a failed attempt is tried again as the [`RetryPolicy`] it is given says
+//! (the tests pass the native host's policy, `paimon_native::HostOptions::retries`), so a
+//! transient failure that the host recovers from never reaches the core.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -15,6 +20,10 @@ use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, Machine, MemoryStore, Reque
 
 use crate::format::Case;
 use crate::operation::{Driver, Outcome, block_on_ready, run_operation};
+
+/// A host's retry policy: whether `op`, whose attempt number `attempt` (1 for the first)
+/// failed with `kind`, is attempted again.
+pub type RetryPolicy<'a> = &'a dyn Fn(&IoOp, IoErrorKind, u32) -> bool;
 
 /// One perturbation. Those with a `target` perturb only the `target`-th eligible request of
 /// the operation (counted over all machines, from 0), so that each eligible request can be
@@ -31,9 +40,14 @@ pub enum Fault {
         /// Which read.
         target: usize,
     },
-    /// Every request fails once with `Transient`; the host retries (at most twice) and
-    /// succeeds.
-    TransientRetried,
+    /// The first `failures` attempts of every request fail with `Transient`, later ones get
+    /// the right answer. Under a policy that retries at least `failures` times the core
+    /// never sees the failures and the result must be correct; otherwise the request
+    /// surfaces `Transient` to the core.
+    TransientRetried {
+        /// Failed attempts per request before the store answers.
+        failures: u32,
+    },
     /// The `target`-th request is answered `Transient` (the host gave up).
     TransientSurfaced {
         /// Which request.
@@ -47,23 +61,30 @@ pub enum Fault {
 
 impl Fault {
     /// Short name for reports.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> String {
         match self {
             Fault::ReorderAnswers => "reorder",
             Fault::ExpiredSnapshot => "expired-snapshot",
             Fault::TruncatedBody { .. } => "truncated",
-            Fault::TransientRetried => "transient-retried",
+            Fault::TransientRetried { failures } => {
+                return format!("transient-retried-{failures}x");
+            }
             Fault::TransientSurfaced { .. } => "transient-surfaced",
             Fault::ListUnsupported => "list-unsupported",
             Fault::ExtraBytes => "extra-bytes",
         }
+        .to_string()
     }
 }
 
-/// A [`Driver`] answering from a store with one [`Fault`].
-pub struct FaultDriver {
+/// A [`Driver`] answering from a store with one [`Fault`], retrying failed attempts by a
+/// [`RetryPolicy`].
+pub struct FaultDriver<'a> {
     store: MemoryStore,
     fault: Fault,
+    retry: RetryPolicy<'a>,
+    /// Attempts that failed and were tried again (over all requests).
+    pub retries: usize,
     /// Requests seen so far (over all machines).
     requests_seen: usize,
     /// Eligible reads seen so far (for [`Fault::TruncatedBody`]).
@@ -77,29 +98,57 @@ fn is_snapshot_file(path: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-impl FaultDriver {
-    /// A driver over `store` with `fault`.
-    pub fn new(store: MemoryStore, fault: Fault) -> Self {
+impl<'a> FaultDriver<'a> {
+    /// A driver over `store` with `fault`, retrying as `retry` says.
+    pub fn new(store: MemoryStore, fault: Fault, retry: RetryPolicy<'a>) -> Self {
         FaultDriver {
             store,
             fault,
+            retry,
+            retries: 0,
             requests_seen: 0,
             reads_seen: 0,
             perturbed: Vec::new(),
         }
     }
 
+    /// Attempt number `attempt` (from 1) of `op` against the store.
+    fn attempt(&mut self, op: &IoOp, attempt: u32) -> IoAnswer {
+        match self.fault {
+            Fault::TransientRetried { failures } if attempt <= failures => IoAnswer::Error {
+                kind: IoErrorKind::Transient,
+                detail: format!("injected failure of attempt {attempt}"),
+            },
+            _ => self.store.answer(op),
+        }
+    }
+
     fn answer(&mut self, op: &IoOp) -> IoAnswer {
         let index = self.requests_seen;
         self.requests_seen += 1;
-        let mut answer = match self.fault {
-            Fault::TransientRetried => {
-                // First attempt fails, the host's retry gets the real answer.
-                let _first = IoAnswer::error(IoErrorKind::Transient);
-                self.store.answer(op)
+        let mut attempt = 1u32;
+        let mut answer = loop {
+            let answer = self.attempt(op, attempt);
+            match &answer {
+                IoAnswer::Error { kind, .. } if (self.retry)(op, *kind, attempt) => {
+                    self.retries += 1;
+                    attempt += 1;
+                }
+                _ => break answer,
             }
-            _ => self.store.answer(op),
         };
+        if matches!(self.fault, Fault::TransientRetried { .. })
+            && matches!(
+                answer,
+                IoAnswer::Error {
+                    kind: IoErrorKind::Transient,
+                    ..
+                }
+            )
+        {
+            // The host gave up: the core sees the failure of this path.
+            self.perturbed.push(op.path().to_string());
+        }
         match (self.fault, op) {
             (Fault::ExpiredSnapshot, IoOp::Read { path, .. }) if is_snapshot_file(path) => {
                 self.perturbed.push(path.clone());
@@ -152,7 +201,7 @@ impl FaultDriver {
     }
 }
 
-impl Driver for FaultDriver {
+impl Driver for FaultDriver<'_> {
     async fn drive<T: Send + 'static>(
         &mut self,
         _label: &str,
@@ -208,16 +257,28 @@ pub struct Run {
     /// Whether any answer was perturbed (a targeted fault past the last eligible request
     /// does not fire).
     pub fired: bool,
+    /// Requests the operation made (over all machines).
+    pub requests: usize,
+    /// Failed attempts the host tried again.
+    pub retries: usize,
 }
 
-/// Run `case` over `store` with `fault` and judge the outcome against `expected`.
-pub fn run_with_fault(case: &Case, store: &MemoryStore, fault: Fault, expected: &Outcome) -> Run {
-    let mut driver = FaultDriver::new(store.clone(), fault);
+/// Run `case` over `store` with `fault`, the host retrying as `retry` says, and judge the
+/// outcome against `expected`.
+pub fn run_with_fault(
+    case: &Case,
+    store: &MemoryStore,
+    fault: Fault,
+    retry: RetryPolicy<'_>,
+    expected: &Outcome,
+) -> Run {
+    let mut driver = FaultDriver::new(store.clone(), fault, retry);
     let result = catch_unwind(AssertUnwindSafe(|| {
         block_on_ready(run_operation(&mut driver, &case.operation)).and_then(|r| r)
     }));
     let fired = !driver.perturbed.is_empty()
-        || matches!(fault, Fault::ReorderAnswers | Fault::TransientRetried);
+        || driver.retries > 0
+        || matches!(fault, Fault::ReorderAnswers);
     let verdict = match result {
         Err(payload) => {
             let msg = payload
@@ -248,7 +309,12 @@ pub fn run_with_fault(case: &Case, store: &MemoryStore, fault: Fault, expected: 
             }
         }
     };
-    Run { verdict, fired }
+    Run {
+        verdict,
+        fired,
+        requests: driver.requests_seen,
+        retries: driver.retries,
+    }
 }
 
 /// A second correct outcome of `case` under `fault`, where one exists: listing snapshots when

@@ -1,5 +1,9 @@
 //! Fault injection over every recorded case: the outcome is the expected result or a precise
 //! error, never a panic or wrong rows. Prints the matrix (cases × faults, pass counts).
+//!
+//! The fault host retries with the native host's policy (`HostOptions::retries`,
+//! `host::is_retryable`): transient failures of fewer attempts than `max_attempts` must give
+//! the correct result, `max_attempts` of them a precise error.
 
 #![allow(clippy::unwrap_used)]
 
@@ -9,6 +13,9 @@ use std::path::{Path, PathBuf};
 use paimon_conformance::faults::{Fault, Verdict, expected_outcome, run_with_fault, spread};
 use paimon_conformance::record::load_dir;
 use paimon_conformance::replay::LoadedCase;
+use paimon_kernel::io::{IoErrorKind, IoOp};
+use paimon_native::HostOptions;
+use paimon_native::host::is_retryable;
 
 /// Targeted faults run at most this many times per case (targets spread over the case).
 const MAX_TARGETS: usize = 12;
@@ -37,7 +44,13 @@ fn fault_matrix() {
         .map(|e| e.unwrap().path())
         .collect();
     dirs.sort();
-    let mut matrix: BTreeMap<&'static str, Cell> = BTreeMap::new();
+    let options = HostOptions::default();
+    let policy = |op: &IoOp, kind: IoErrorKind, attempt: u32| {
+        options.retries(kind, is_retryable(op), attempt)
+    };
+    let max = options.max_attempts;
+    assert!(max >= 2, "the native host retries");
+    let mut matrix: BTreeMap<String, Cell> = BTreeMap::new();
     let mut bugs: Vec<String> = Vec::new();
     let mut imprecise: Vec<String> = Vec::new();
     let mut stores = BTreeMap::new();
@@ -60,7 +73,9 @@ fn fault_matrix() {
         let mut faults = vec![
             Fault::ReorderAnswers,
             Fault::ExpiredSnapshot,
-            Fault::TransientRetried,
+            Fault::TransientRetried { failures: 1 },
+            Fault::TransientRetried { failures: max - 1 },
+            Fault::TransientRetried { failures: max },
             Fault::ListUnsupported,
             Fault::ExtraBytes,
         ];
@@ -76,7 +91,25 @@ fn fault_matrix() {
         );
         let mut seen = BTreeMap::new();
         for fault in faults {
-            let run = run_with_fault(&case.case, &store, fault, &expected);
+            let run = run_with_fault(&case.case, &store, fault, &policy, &expected);
+            if let Fault::TransientRetried { failures } = fault {
+                // Retried by the policy, not merely survived: every request failed `failures`
+                // times (or, when the host gives up, the first one failed `max` times).
+                if failures < max {
+                    let want = run.requests * failures as usize;
+                    if run.retries != want || run.verdict != Verdict::Correct {
+                        bugs.push(format!(
+                            "{} [{fault:?}]: {} retries of {} requests, {:?}",
+                            case.case.name, run.retries, run.requests, run.verdict
+                        ));
+                    }
+                } else if !matches!(run.verdict, Verdict::PreciseError(_)) {
+                    bugs.push(format!(
+                        "{} [{fault:?}]: expected a precise error, got {:?}",
+                        case.case.name, run.verdict
+                    ));
+                }
+            }
             let cell = matrix.entry(fault.name()).or_default();
             if seen.insert(fault.name(), ()).is_none() {
                 cell.cases += 1;

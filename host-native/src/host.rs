@@ -84,6 +84,14 @@ impl Default for HostOptions {
 }
 
 impl HostOptions {
+    /// Whether a call that failed with `kind` on attempt `attempt` (1 for the first) is tried
+    /// again: only `Transient` failures of retryable calls (see [`is_retryable`]), while
+    /// `attempt < max_attempts`. This is the policy of every store call of
+    /// [`ObjectStoreHost`]; other hosts (the conformance fault host) apply it as is.
+    pub fn retries(&self, kind: IoErrorKind, retryable: bool, attempt: u32) -> bool {
+        kind == IoErrorKind::Transient && retryable && attempt < self.max_attempts
+    }
+
     /// Defaults suited to a store kind (smaller coalescing gap for local files).
     pub fn for_kind(kind: StoreKind) -> Self {
         let mut o = HostOptions::default();
@@ -565,10 +573,7 @@ impl ObjectStoreHost {
                 Ok(r) => return Ok(r),
                 Err(e) => {
                     let kind = map_error(&e, create_new);
-                    if kind == IoErrorKind::Transient
-                        && idempotent
-                        && attempt < options.max_attempts
-                    {
+                    if options.retries(kind, idempotent, attempt) {
                         counters.retries.fetch_add(1, Ordering::Relaxed);
                         tokio::time::sleep(backoff).await;
                         backoff = backoff.saturating_mul(2);
@@ -580,6 +585,19 @@ impl ObjectStoreHost {
             }
         }
     }
+}
+
+/// Whether the host may retry `op` after a passing failure: every operation is idempotent
+/// except a `Put` in create-new mode (a retry could see its own first write as
+/// `AlreadyExists`).
+pub fn is_retryable(op: &IoOp) -> bool {
+    !matches!(
+        op,
+        IoOp::Put {
+            mode: PutMode::CreateNew,
+            ..
+        }
+    )
 }
 
 fn unreachable_empty(name: &str) -> Error {
