@@ -7,7 +7,14 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-use arrow_schema::{DataType as ArrowType, Fields};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
+};
+use arrow_array::{Array, ArrowNativeTypeOp};
+use arrow_schema::{DataType as ArrowType, Fields, TimeUnit};
 
 use super::config::FieldMergeOptions;
 use super::value::{Value, compare_values, fingerprints, is_blank};
@@ -133,6 +140,76 @@ fn map_types(dt: &ArrowType) -> Option<(ArrowType, ArrowType)> {
         },
         _ => None,
     }
+}
+
+/// An aggregate the column-wise fast path computes for groups of add records: every
+/// result is one of the inputs, except `Sum` of two or more values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SimpleAgg {
+    /// `last_value`, `primary-key`: the newest value.
+    Last,
+    /// `first_value`: the oldest value.
+    First,
+    /// `last_non_null_value`.
+    LastNonNull,
+    /// `first_non_null_value`.
+    FirstNonNull,
+    /// `sum` of a non-decimal numeric column (integer overflow: not simple).
+    Sum,
+    /// `max` of a column [`native_cmp`] compares.
+    Max,
+    /// `min` of a column [`native_cmp`] compares.
+    Min,
+}
+
+/// Order of two non-null values of the same Arrow type, as [`compare_values`] orders them;
+/// `None` for types not handled here (or arrays of another type).
+pub(crate) fn native_cmp(a: &dyn Array, i: usize, b: &dyn Array, j: usize) -> Option<Ordering> {
+    macro_rules! prim {
+        ($t:ty) => {
+            Some(
+                a.as_primitive_opt::<$t>()?
+                    .value(i)
+                    .compare(b.as_primitive_opt::<$t>()?.value(j)),
+            )
+        };
+    }
+    match a.data_type() {
+        ArrowType::Int8 => prim!(Int8Type),
+        ArrowType::Int16 => prim!(Int16Type),
+        ArrowType::Int32 => prim!(Int32Type),
+        ArrowType::Int64 => prim!(Int64Type),
+        ArrowType::Float32 => prim!(Float32Type),
+        ArrowType::Float64 => prim!(Float64Type),
+        ArrowType::Date32 => prim!(Date32Type),
+        ArrowType::Decimal128(_, _) => prim!(Decimal128Type),
+        ArrowType::Timestamp(TimeUnit::Second, _) => prim!(TimestampSecondType),
+        ArrowType::Timestamp(TimeUnit::Millisecond, _) => prim!(TimestampMillisecondType),
+        ArrowType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
+        ArrowType::Timestamp(TimeUnit::Nanosecond, _) => prim!(TimestampNanosecondType),
+        ArrowType::Utf8 => Some(
+            a.as_string_opt::<i32>()?
+                .value(i)
+                .cmp(b.as_string_opt::<i32>()?.value(j)),
+        ),
+        _ => None,
+    }
+}
+
+fn native_cmp_supported(dt: &ArrowType) -> bool {
+    matches!(
+        dt,
+        ArrowType::Int8
+            | ArrowType::Int16
+            | ArrowType::Int32
+            | ArrowType::Int64
+            | ArrowType::Float32
+            | ArrowType::Float64
+            | ArrowType::Date32
+            | ArrowType::Decimal128(_, _)
+            | ArrowType::Timestamp(_, _)
+            | ArrowType::Utf8
+    )
 }
 
 impl FieldAgg {
@@ -357,6 +434,32 @@ impl FieldAgg {
             kind,
             ignore_retract: opts.ignore_retract,
             initialized: false,
+        })
+    }
+
+    /// The fast-path form of this aggregate, `None` if it has none.
+    pub(crate) fn simple(&self) -> Option<SimpleAgg> {
+        Some(match self.kind {
+            AggKind::LastValue | AggKind::PrimaryKey => SimpleAgg::Last,
+            AggKind::FirstValue => SimpleAgg::First,
+            AggKind::LastNonNull => SimpleAgg::LastNonNull,
+            AggKind::FirstNonNull => SimpleAgg::FirstNonNull,
+            AggKind::Sum
+                if matches!(
+                    self.dt,
+                    ArrowType::Int8
+                        | ArrowType::Int16
+                        | ArrowType::Int32
+                        | ArrowType::Int64
+                        | ArrowType::Float32
+                        | ArrowType::Float64
+                ) =>
+            {
+                SimpleAgg::Sum
+            }
+            AggKind::Max if native_cmp_supported(&self.dt) => SimpleAgg::Max,
+            AggKind::Min if native_cmp_supported(&self.dt) => SimpleAgg::Min,
+            _ => return None,
         })
     }
 

@@ -7,12 +7,17 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    ArrowPrimitiveType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+};
+use arrow_array::{Array, ArrayRef, ArrowNativeTypeOp, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use super::RowKind;
-use super::agg::FieldAgg;
+use super::agg::{FieldAgg, SimpleAgg, native_cmp};
 use super::config::{MergeConfig, MergeEngine};
-use super::value::{Value, compare_nulls_first};
+use super::value::{OutCell, Value, compare_nulls_first};
 use crate::error::{Error, Result};
 use crate::spec::DataField;
 
@@ -47,6 +52,109 @@ impl Engine {
     }
 }
 
+/// The add records (`+I`/`+U`) of one key group, oldest first, as rows of the reader's
+/// window batches: the input of the column-wise fast paths.
+pub(crate) struct GroupView<'a> {
+    /// The window batches.
+    pub(crate) window: &'a [RecordBatch],
+    /// Index of the first value column in the batches.
+    pub(crate) value_offset: usize,
+    /// (window batch, row) of each record.
+    pub(crate) recs: &'a [(usize, usize)],
+}
+
+impl GroupView<'_> {
+    /// The array of value column `c` of record `rec` and the record's row in it.
+    fn at(&self, rec: usize, c: usize) -> (&ArrayRef, usize) {
+        let (w, r) = self.recs[rec];
+        (&self.window[w].columns()[self.value_offset + c], r)
+    }
+
+    fn is_valid(&self, rec: usize, c: usize) -> bool {
+        let (a, r) = self.at(rec, c);
+        a.is_valid(r)
+    }
+
+    fn cell(&self, rec: usize) -> OutCell {
+        let (w, r) = self.recs[rec];
+        OutCell::Base(w, r)
+    }
+
+    fn last_non_null(&self, c: usize) -> OutCell {
+        match (0..self.recs.len()).rev().find(|r| self.is_valid(*r, c)) {
+            Some(r) => self.cell(r),
+            None => OutCell::Val(Value::Null),
+        }
+    }
+
+    fn first_non_null(&self, c: usize) -> OutCell {
+        match (0..self.recs.len()).find(|r| self.is_valid(*r, c)) {
+            Some(r) => self.cell(r),
+            None => OutCell::Val(Value::Null),
+        }
+    }
+
+    /// `sum` (null-skipping, oldest first); `None` on integer overflow or a type mismatch.
+    fn sum<T: ArrowPrimitiveType>(&self, c: usize, wrap: fn(T::Native) -> Value) -> Option<OutCell>
+    where
+        T::Native: ArrowNativeTypeOp,
+    {
+        let mut acc: Option<T::Native> = None;
+        let mut single = None;
+        for rec in 0..self.recs.len() {
+            let (a, r) = self.at(rec, c);
+            if a.is_null(r) {
+                continue;
+            }
+            let v = a.as_primitive_opt::<T>()?.value(r);
+            acc = Some(match acc {
+                None => {
+                    single = Some(rec);
+                    v
+                }
+                Some(x) => {
+                    single = None;
+                    x.add_checked(v).ok()?
+                }
+            });
+        }
+        Some(match (acc, single) {
+            (None, _) => OutCell::Val(Value::Null),
+            (Some(_), Some(rec)) => self.cell(rec),
+            (Some(x), None) => OutCell::Val(wrap(x)),
+        })
+    }
+
+    /// `max` / `min` over the non-null values: ties keep the older value for `max`, the
+    /// newer for `min` (as `FieldAgg::agg`). `None` for an unsupported type.
+    fn extreme(&self, c: usize, max: bool) -> Option<OutCell> {
+        let mut best: Option<usize> = None;
+        for rec in 0..self.recs.len() {
+            if !self.is_valid(rec, c) {
+                continue;
+            }
+            best = Some(match best {
+                None => rec,
+                Some(b) => {
+                    let (x, i) = self.at(b, c);
+                    let (y, j) = self.at(rec, c);
+                    let ord = native_cmp(x.as_ref(), i, y.as_ref(), j)?;
+                    let keep = if max {
+                        ord != Ordering::Less
+                    } else {
+                        ord == Ordering::Less
+                    };
+                    if keep { b } else { rec }
+                }
+            });
+        }
+        Some(match best {
+            Some(b) => self.cell(b),
+            None => OutCell::Val(Value::Null),
+        })
+    }
+}
+
 fn init_row(values: Vec<Value>, nullable: &[bool]) -> Result<Vec<Value>> {
     for (i, v) in values.iter().enumerate() {
         if v.is_null() && !nullable[i] {
@@ -59,6 +167,8 @@ fn init_row(values: Vec<Value>, nullable: &[bool]) -> Result<Vec<Value>> {
 /// `aggregation` merge engine.
 pub(crate) struct Aggregate {
     aggs: Vec<FieldAgg>,
+    /// The fast-path form of every aggregate, if all have one.
+    simple: Option<Vec<SimpleAgg>>,
     remove_record_on_delete: bool,
     nullable: Vec<bool>,
 }
@@ -87,10 +197,54 @@ impl Aggregate {
                 cfg.aggregation_remove_record_on_delete,
             )?);
         }
+        let simple = aggs.iter().map(FieldAgg::simple).collect();
         Ok(Aggregate {
             aggs,
+            simple,
             remove_record_on_delete: cfg.aggregation_remove_record_on_delete,
             nullable: input.iter().map(|f| f.field.data_type.nullable).collect(),
+        })
+    }
+
+    /// Merge a group of two or more add records column by column: the output cells
+    /// (`output`: input value column indexes), whose row kind is `+I`. `None` when the
+    /// fast path does not apply (an aggregate without a fast form, integer overflow of
+    /// `sum`): then [`Aggregate::merge`] decides.
+    pub(crate) fn merge_adds(&self, g: &GroupView<'_>, output: &[usize]) -> Option<Vec<OutCell>> {
+        let simple = self.simple.as_ref()?;
+        // Every input column is aggregated, as in `merge` (a sum overflow there is an
+        // error even when the column is not in the output).
+        for (c, s) in simple.iter().enumerate() {
+            if *s == SimpleAgg::Sum && !output.contains(&c) {
+                self.cell(g, c, *s)?;
+            }
+        }
+        output
+            .iter()
+            .map(|&c| self.cell(g, c, *simple.get(c)?))
+            .collect()
+    }
+
+    fn cell(&self, g: &GroupView<'_>, c: usize, s: SimpleAgg) -> Option<OutCell> {
+        Some(match s {
+            SimpleAgg::Last => g.cell(g.recs.len().checked_sub(1)?),
+            SimpleAgg::First => g.cell(0),
+            SimpleAgg::LastNonNull => g.last_non_null(c),
+            SimpleAgg::FirstNonNull => g.first_non_null(c),
+            SimpleAgg::Max => g.extreme(c, true)?,
+            SimpleAgg::Min => g.extreme(c, false)?,
+            SimpleAgg::Sum => {
+                let (a, _) = g.at(0, c);
+                match a.data_type() {
+                    ArrowType::Int8 => g.sum::<Int8Type>(c, Value::I8)?,
+                    ArrowType::Int16 => g.sum::<Int16Type>(c, Value::I16)?,
+                    ArrowType::Int32 => g.sum::<Int32Type>(c, Value::I32)?,
+                    ArrowType::Int64 => g.sum::<Int64Type>(c, Value::I64)?,
+                    ArrowType::Float32 => g.sum::<Float32Type>(c, Value::F32)?,
+                    ArrowType::Float64 => g.sum::<Float64Type>(c, Value::F64)?,
+                    _ => return None,
+                }
+            }
         })
     }
 
@@ -318,6 +472,22 @@ impl PartialUpdate {
 
     fn group_is_empty(&self, g: usize, input: &[Value]) -> bool {
         self.groups[g].iter().all(|f| input[*f].is_null())
+    }
+
+    /// Merge a group of two or more add records column by column: the output cells
+    /// (`output`: input value column indexes), row kind `+I`. `None` when the fast path
+    /// does not apply (sequence groups, a null in a NOT NULL column): then
+    /// [`PartialUpdate::merge`] decides.
+    pub(crate) fn merge_adds(&self, g: &GroupView<'_>, output: &[usize]) -> Option<Vec<OutCell>> {
+        if !self.groups.is_empty() {
+            return None;
+        }
+        for (c, nullable) in self.nullable.iter().enumerate() {
+            if !nullable && (0..g.recs.len()).any(|r| !g.is_valid(r, c)) {
+                return None;
+            }
+        }
+        Some(output.iter().map(|&c| g.last_non_null(c)).collect())
     }
 
     /// Merge `records` (kind, values), oldest first.

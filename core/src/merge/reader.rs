@@ -7,15 +7,18 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int8Type, Int64Type};
+use arrow_array::types::{
+    Date32Type, Int8Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+};
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_buffer::ScalarBuffer;
-use arrow_row::{OwnedRow, RowConverter, Rows, SortField};
-use arrow_schema::{DataType, Schema, SchemaRef, SortOptions};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_row::{OwnedRow, Row, RowConverter, Rows, SortField};
+use arrow_schema::{DataType, Schema, SchemaRef, SortOptions, TimeUnit};
 
 use super::config::MergeConfig;
-use super::engine::{Engine, InputField};
-use super::value::{Cell, Value, build_column};
+use super::engine::{Engine, GroupView, InputField};
+use super::value::{ColumnAssembler, OutCell, Value};
 use super::{RowKind, RunSource};
 use crate::error::{Error, Result};
 
@@ -24,10 +27,138 @@ pub const DEFAULT_BATCH_SIZE: usize = 4096;
 
 const NO_CURSOR: usize = usize::MAX;
 
+/// The primary keys of one batch in comparable form.
+enum Keys {
+    /// A single integer-like key column widened to i64 (nulls, never in valid data, sort
+    /// first as in `arrow-row`).
+    Int {
+        values: ScalarBuffer<i64>,
+        nulls: Option<NullBuffer>,
+    },
+    /// Any key types: `arrow-row` byte strings.
+    Rows(Rows),
+}
+
+/// One key of a [`Keys`]; keys of one reader are all of the same variant.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum KeyRef<'a> {
+    Int(Option<i64>),
+    Row(Row<'a>),
+}
+
+impl Keys {
+    fn get(&self, i: usize) -> KeyRef<'_> {
+        match self {
+            Keys::Int { values, nulls } => KeyRef::Int(match nulls {
+                Some(n) if n.is_null(i) => None,
+                _ => Some(values[i]),
+            }),
+            Keys::Rows(rows) => KeyRef::Row(rows.row(i)),
+        }
+    }
+
+    /// The first row `r > 0` whose key is smaller than the key of row `r - 1`.
+    fn unsorted_at(&self, len: usize) -> Option<usize> {
+        if let Keys::Int {
+            values,
+            nulls: None,
+        } = self
+        {
+            return values.windows(2).position(|w| w[1] < w[0]).map(|r| r + 1);
+        }
+        (1..len).find(|r| self.get(*r) < self.get(r - 1))
+    }
+}
+
+/// A key kept across batches (the current group's key).
+enum OwnedKey {
+    Int(Option<i64>),
+    Bytes(Vec<u8>),
+}
+
+impl OwnedKey {
+    fn set(&mut self, k: KeyRef<'_>) {
+        match (self, k) {
+            (OwnedKey::Bytes(b), KeyRef::Row(r)) => {
+                b.clear();
+                b.extend_from_slice(r.data());
+            }
+            (this, KeyRef::Row(r)) => *this = OwnedKey::Bytes(r.data().to_vec()),
+            (this, KeyRef::Int(v)) => *this = OwnedKey::Int(v),
+        }
+    }
+
+    /// Order of this key against `k` (keys of one reader have one variant).
+    fn cmp_ref(&self, k: KeyRef<'_>) -> Ordering {
+        match (self, k) {
+            (OwnedKey::Int(a), KeyRef::Int(b)) => a.cmp(&b),
+            (OwnedKey::Bytes(a), KeyRef::Row(r)) => a.as_slice().cmp(r.data()),
+            (OwnedKey::Int(_), KeyRef::Row(_)) => Ordering::Less,
+            (OwnedKey::Bytes(_), KeyRef::Int(_)) => Ordering::Greater,
+        }
+    }
+}
+
+/// How a reader turns key columns into [`Keys`].
+enum KeyMode {
+    Int,
+    Rows(RowConverter),
+}
+
+/// Whether a single key column of type `dt` is compared as a widened integer.
+fn is_int_key(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Date32
+            | DataType::Timestamp(_, _)
+    )
+}
+
+fn int_keys(col: &ArrayRef) -> Option<Keys> {
+    fn widen<T>(v: &[T]) -> ScalarBuffer<i64>
+    where
+        T: Copy + Into<i64>,
+    {
+        v.iter().map(|x| (*x).into()).collect::<Vec<i64>>().into()
+    }
+    let values = match col.data_type() {
+        DataType::Int8 => widen(col.as_primitive_opt::<Int8Type>()?.values()),
+        DataType::Int16 => widen(col.as_primitive_opt::<Int16Type>()?.values()),
+        DataType::Int32 => widen(col.as_primitive_opt::<Int32Type>()?.values()),
+        DataType::Date32 => widen(col.as_primitive_opt::<Date32Type>()?.values()),
+        DataType::Int64 => col.as_primitive_opt::<Int64Type>()?.values().clone(),
+        DataType::Timestamp(TimeUnit::Second, _) => col
+            .as_primitive_opt::<TimestampSecondType>()?
+            .values()
+            .clone(),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => col
+            .as_primitive_opt::<TimestampMillisecondType>()?
+            .values()
+            .clone(),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => col
+            .as_primitive_opt::<TimestampMicrosecondType>()?
+            .values()
+            .clone(),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => col
+            .as_primitive_opt::<TimestampNanosecondType>()?
+            .values()
+            .clone(),
+        _ => return None,
+    };
+    Some(Keys::Int {
+        values,
+        nulls: col.nulls().filter(|n| n.null_count() > 0).cloned(),
+    })
+}
+
 /// The batch a cursor is positioned in, with its converted keys.
 struct CursorBatch {
     batch: RecordBatch,
-    keys: Rows,
+    keys: Keys,
     user_seq: Option<Rows>,
     seq: ScalarBuffer<i64>,
     kinds: ScalarBuffer<i8>,
@@ -50,12 +181,16 @@ struct Rec {
     user_seq: Option<OwnedRow>,
 }
 
-/// A merged output row waiting to be built.
+/// Merged output rows waiting to be built.
 enum Pending {
-    /// An input row of a window batch, unchanged.
-    Row { window: usize, row: usize },
-    /// A computed row: the values of the output columns.
-    Computed(Vec<Value>),
+    /// Input rows `start..start + len` of a window batch, unchanged.
+    Rows {
+        window: usize,
+        start: usize,
+        len: usize,
+    },
+    /// A computed row: one cell per output column.
+    Computed(Vec<OutCell>),
 }
 
 /// Merges the sorted runs of one section (usually a bucket's split) into batches of merged
@@ -80,6 +215,12 @@ enum Pending {
 /// pending output rows refer to (bounded; compacted when it grows past
 /// `2 × runs + 16` batches).
 ///
+/// Cost: keys that only one run holds at a time pass through as slices of their batch
+/// (no per-row merge work); a single integer-like key is compared natively; the groups of
+/// `partial-update` without sequence groups and of `aggregation` with value-selecting
+/// functions and numeric `sum`/`max`/`min` are merged column by column into references to
+/// input rows.
+///
 /// Source: Java `org.apache.paimon.mergetree.compact.SortMergeReaderWithLoserTree` with the
 /// table's `MergeFunction` wrapped in `ReducerMergeFunctionWrapper`, and the drop of
 /// non-add results in `MergeFileSplitRead`.
@@ -90,7 +231,7 @@ pub struct MergeReader {
     output_schema: SchemaRef,
     output_columns: Vec<usize>,
     batch_size: usize,
-    key_converter: RowConverter,
+    key_mode: KeyMode,
     /// Converter and value-column indexes of `sequence.field`.
     user_seq: Option<(RowConverter, Vec<usize>)>,
     cursors: Vec<Cursor>,
@@ -99,14 +240,20 @@ pub struct MergeReader {
     started: bool,
     finished: bool,
     failed: bool,
+    /// Use the pass-through and column-wise fast paths (tests compare against `false`).
+    fast: bool,
     /// Batches referenced by the current group and the pending output rows.
     window: Vec<RecordBatch>,
     pending: Vec<Pending>,
+    /// Rows in `pending`.
+    pending_rows: usize,
     /// Already built parts of the next output batch.
     chunks: Vec<RecordBatch>,
     chunk_rows: usize,
     group: Vec<Rec>,
-    group_key: Vec<u8>,
+    group_key: OwnedKey,
+    /// Scratch (window, row) list of the group, for the column-wise fast paths.
+    group_rows: Vec<(usize, usize)>,
 }
 
 impl std::fmt::Debug for MergeReader {
@@ -205,13 +352,19 @@ impl MergeReader {
                 .map(|c| Arc::clone(&value_fields[*c]))
                 .collect::<Vec<_>>(),
         ));
-        let key_converter = RowConverter::new(
-            fields[..key_count]
-                .iter()
-                .map(|f| SortField::new(f.data_type().clone()))
-                .collect(),
-        )
-        .map_err(|e| Error::unsupported(format!("merge: primary key types: {e}")))?;
+        let key_mode = if key_count == 1 && is_int_key(fields[0].data_type()) {
+            KeyMode::Int
+        } else {
+            KeyMode::Rows(
+                RowConverter::new(
+                    fields[..key_count]
+                        .iter()
+                        .map(|f| SortField::new(f.data_type().clone()))
+                        .collect(),
+                )
+                .map_err(|e| Error::unsupported(format!("merge: primary key types: {e}")))?,
+            )
+        };
         let user_seq = if config.sequence_fields.is_empty() {
             None
         } else {
@@ -254,20 +407,29 @@ impl MergeReader {
             output_schema,
             output_columns,
             batch_size: batch_size.max(1),
-            key_converter,
+            key_mode,
             user_seq,
             cursors,
             tree: Vec::new(),
             started: false,
             finished: false,
             failed: false,
+            fast: true,
             window: Vec::new(),
             pending: Vec::new(),
+            pending_rows: 0,
             chunks: Vec::new(),
             chunk_rows: 0,
             group: Vec::new(),
-            group_key: Vec::new(),
+            group_key: OwnedKey::Int(None),
+            group_rows: Vec::new(),
         })
+    }
+
+    /// Turn the pass-through and column-wise fast paths off (tests compare both ways).
+    #[cfg(test)]
+    pub(crate) fn set_fast_paths(&mut self, on: bool) {
+        self.fast = on;
     }
 
     /// Schema of the output batches: the projected value columns.
@@ -295,6 +457,7 @@ impl MergeReader {
         if out.is_err() {
             self.failed = true;
             self.pending.clear();
+            self.pending_rows = 0;
             self.chunks.clear();
             self.window.clear();
             self.group.clear();
@@ -315,11 +478,11 @@ impl MergeReader {
             }
         }
         loop {
-            if self.chunk_rows + self.pending.len() >= self.batch_size {
+            if self.chunk_rows + self.pending_rows >= self.batch_size {
                 return self.flush().map(Some);
             }
             if self.finished {
-                if self.chunk_rows + self.pending.len() > 0 {
+                if self.chunk_rows + self.pending_rows > 0 {
                     return self.flush().map(Some);
                 }
                 return Ok(None);
@@ -330,14 +493,26 @@ impl MergeReader {
                 self.finished = true;
                 continue;
             };
-            let key = cb.keys.row(cb.row);
-            if !self.group.is_empty() && key.data() != self.group_key.as_slice() {
-                self.finish_group()?;
-                continue;
-            }
-            if self.group.is_empty() {
-                self.group_key.clear();
-                self.group_key.extend_from_slice(key.data());
+            let key = cb.keys.get(cb.row);
+            if !self.group.is_empty() {
+                if self.group_key.cmp_ref(key) != Ordering::Equal {
+                    self.finish_group()?;
+                    continue;
+                }
+            } else {
+                if self.fast {
+                    let start = cb.row;
+                    let end = self.pass_through_end(w);
+                    if end > start {
+                        self.pass_through(w, end)?;
+                        continue;
+                    }
+                }
+                // `cb` borrows the cursors; `group_key` is a distinct field.
+                let Some(cb) = self.cursors.get(w).and_then(|c| c.current.as_ref()) else {
+                    continue;
+                };
+                self.group_key.set(cb.keys.get(cb.row));
             }
             self.take(w)?;
             let exhausted = match self.cursors[w].current.as_mut() {
@@ -354,6 +529,150 @@ impl MergeReader {
         }
     }
 
+    /// The smallest head key of the cursors other than the winner `w`: the losers stored
+    /// on `w`'s path of the loser tree (the runner-up lost only to `w`).
+    fn runner_up_key(&self, w: usize) -> Option<KeyRef<'_>> {
+        let k = self.cursors.len();
+        let mut best: Option<KeyRef<'_>> = None;
+        let mut node = (w + k) / 2;
+        while node > 0 {
+            if let Some(cb) = self
+                .tree
+                .get(node)
+                .and_then(|c| self.cursors.get(*c))
+                .and_then(|c| c.current.as_ref())
+            {
+                let key = cb.keys.get(cb.row);
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
+                }
+            }
+            node /= 2;
+        }
+        best
+    }
+
+    /// End of the rows of the winner `w`, from its current row, that are single records of
+    /// their key: smaller than every other run's head, different from the next row of the
+    /// run, never the batch's last row (the next batch may repeat its key), and fitting in
+    /// the output batch. Equals the current row when there is none.
+    fn pass_through_end(&self, w: usize) -> usize {
+        let Some(cb) = self.cursors.get(w).and_then(|c| c.current.as_ref()) else {
+            return 0;
+        };
+        let r = cb.row;
+        let room = self
+            .batch_size
+            .saturating_sub(self.chunk_rows + self.pending_rows);
+        let limit = cb
+            .batch
+            .num_rows()
+            .saturating_sub(1)
+            .min(r.saturating_add(room));
+        if limit <= r {
+            return r;
+        }
+        let bound = self.runner_up_key(w);
+        let mut e = r;
+        match (&cb.keys, bound) {
+            (
+                Keys::Int {
+                    values,
+                    nulls: None,
+                },
+                None,
+            ) => {
+                let v = &values[..limit + 1];
+                while e < limit && v[e] < v[e + 1] {
+                    e += 1;
+                }
+            }
+            (
+                Keys::Int {
+                    values,
+                    nulls: None,
+                },
+                Some(KeyRef::Int(Some(b))),
+            ) => {
+                let v = &values[..limit + 1];
+                while e < limit && v[e] < b && v[e] < v[e + 1] {
+                    e += 1;
+                }
+            }
+            (keys, bound) => {
+                while e < limit {
+                    let k = keys.get(e);
+                    if bound.is_some_and(|b| k >= b) || k >= keys.get(e + 1) {
+                        break;
+                    }
+                    e += 1;
+                }
+            }
+        }
+        e
+    }
+
+    /// Emit rows `row..end` of the winner `w` unchanged (single records of their keys),
+    /// dropping retractions.
+    fn pass_through(&mut self, w: usize, end: usize) -> Result<()> {
+        let Some(cb) = self.cursors.get_mut(w).and_then(|c| c.current.as_mut()) else {
+            return Ok(());
+        };
+        let window = match cb.window {
+            Some(i) => i,
+            None => {
+                self.window.push(cb.batch.clone());
+                cb.window = Some(self.window.len() - 1);
+                self.window.len() - 1
+            }
+        };
+        let start = cb.row;
+        let kinds = &cb.kinds[start..end];
+        // +I (0) and +U (2) are the bytes with no bit but bit 1 set.
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        if kinds.iter().all(|k| *k & !2 == 0) {
+            spans.push((start, end - start));
+        } else {
+            let mut from = start;
+            for (i, &k) in kinds.iter().enumerate() {
+                let r = start + i;
+                let kind = RowKind::from_byte(k).ok_or_else(|| bad_kind(w, k))?;
+                if kind.is_retract() {
+                    if r > from {
+                        spans.push((from, r - from));
+                    }
+                    from = r + 1;
+                }
+            }
+            if end > from {
+                spans.push((from, end - from));
+            }
+        }
+        cb.row = end;
+        for (s, len) in spans {
+            self.push_rows(window, s, len);
+        }
+        self.adjust(w);
+        self.bound_window()
+    }
+
+    /// Queue `len` unchanged rows of window batch `window` from `start`.
+    fn push_rows(&mut self, window: usize, start: usize, len: usize) {
+        self.pending_rows += len;
+        if let Some(Pending::Rows {
+            window: pw,
+            start: ps,
+            len: pl,
+        }) = self.pending.last_mut()
+            && *pw == window
+            && *ps + *pl == start
+        {
+            *pl += len;
+            return;
+        }
+        self.pending.push(Pending::Rows { window, start, len });
+    }
+
     /// Move the winner's current record into the group.
     fn take(&mut self, w: usize) -> Result<()> {
         let Some(cb) = self.cursors[w].current.as_mut() else {
@@ -367,16 +686,8 @@ impl MergeReader {
                 self.window.len() - 1
             }
         };
-        let kind = RowKind::from_byte(cb.kinds[cb.row]).ok_or_else(|| {
-            Error::corrupt(
-                format!("sorted run {w}"),
-                "key-value",
-                format!(
-                    "Unsupported byte value {} for _VALUE_KIND",
-                    cb.kinds[cb.row]
-                ),
-            )
-        })?;
+        let k = cb.kinds[cb.row];
+        let kind = RowKind::from_byte(k).ok_or_else(|| bad_kind(w, k))?;
         self.group.push(Rec {
             window,
             row: cb.row,
@@ -390,10 +701,11 @@ impl MergeReader {
     /// Load the next non-empty batch of run `i` (or mark it exhausted).
     async fn load(&mut self, i: usize) -> Result<()> {
         let previous_last = self.cursors[i].current.as_ref().and_then(|cb| {
-            cb.batch
-                .num_rows()
-                .checked_sub(1)
-                .map(|r| cb.keys.row(r).owned())
+            cb.batch.num_rows().checked_sub(1).map(|r| {
+                let mut k = OwnedKey::Int(None);
+                k.set(cb.keys.get(r));
+                k
+            })
         });
         self.cursors[i].current = None;
         loop {
@@ -405,7 +717,7 @@ impl MergeReader {
             }
             let cb = self.prepare(i, batch)?;
             if let Some(prev) = &previous_last
-                && cb.keys.row(0) < prev.row()
+                && prev.cmp_ref(cb.keys.get(0)) == Ordering::Greater
             {
                 return Err(Error::invalid(format!(
                     "merge: sorted run {i} is not sorted by key across batches"
@@ -447,17 +759,19 @@ impl MergeReader {
         }
         let seq = seq_col.as_primitive::<Int64Type>().values().clone();
         let kinds = kind_col.as_primitive::<Int8Type>().values().clone();
-        let keys = self
-            .key_converter
-            .convert_columns(&batch.columns()[..key_count])
-            .map_err(|e| Error::arrow("merge: converting primary keys", e))?;
-        for r in 1..keys.num_rows() {
-            if keys.row(r) < keys.row(r - 1) {
-                return Err(Error::invalid(format!(
-                    "merge: sorted run {run} is not sorted by key (row {r} of a batch is smaller than row {})",
-                    r - 1
-                )));
-            }
+        let keys = match &self.key_mode {
+            KeyMode::Int => int_keys(batch.column(0))
+                .ok_or_else(|| Error::invalid("merge: primary key column is not an integer"))?,
+            KeyMode::Rows(conv) => Keys::Rows(
+                conv.convert_columns(&batch.columns()[..key_count])
+                    .map_err(|e| Error::arrow("merge: converting primary keys", e))?,
+            ),
+        };
+        if let Some(r) = keys.unsorted_at(batch.num_rows()) {
+            return Err(Error::invalid(format!(
+                "merge: sorted run {run} is not sorted by key (row {r} of a batch is smaller than row {})",
+                r - 1
+            )));
         }
         let user_seq = match &self.user_seq {
             None => None,
@@ -497,7 +811,7 @@ impl MergeReader {
             (Some(_), None) => return true,
             (Some(x), Some(y)) => (x, y),
         };
-        let mut o = x.keys.row(x.row).cmp(&y.keys.row(y.row));
+        let mut o = x.keys.get(x.row).cmp(&y.keys.get(y.row));
         if o == Ordering::Equal
             && let (Some(ux), Some(uy)) = (&x.user_seq, &y.user_seq)
         {
@@ -563,67 +877,91 @@ impl MergeReader {
                     .then(a.kind.is_add().cmp(&b.kind.is_add()))
             });
         }
-        let result = if group.len() == 1 {
-            let r = &group[0];
-            r.kind.is_add().then_some(Pending::Row {
-                window: r.window,
-                row: r.row,
-            })
-        } else {
-            match &mut self.engine {
-                Engine::Deduplicate { ignore_delete } => {
-                    let ignore = *ignore_delete;
-                    group
-                        .iter()
-                        .rev()
-                        .find(|r| !(ignore && r.kind.is_retract()))
-                        .filter(|r| r.kind.is_add())
-                        .map(|r| Pending::Row {
-                            window: r.window,
-                            row: r.row,
-                        })
-                }
-                Engine::FirstRow { ignore_delete } => {
-                    if !*ignore_delete && group.iter().any(|r| r.kind.is_retract()) {
-                        return Err(Error::invalid(
-                            "By default, First row merge engine can not accept DELETE/UPDATE_BEFORE records.\nYou can config 'ignore-delete' to ignore the DELETE/UPDATE_BEFORE records.",
-                        ));
-                    }
-                    group
-                        .iter()
-                        .find(|r| r.kind.is_add())
-                        .map(|r| Pending::Row {
-                            window: r.window,
-                            row: r.row,
-                        })
-                }
-                Engine::PartialUpdate(_) | Engine::Aggregate(_) => {
-                    let inputs: Vec<(RowKind, Vec<Value>)> =
-                        group.iter().map(|r| (r.kind, self.values_of(r))).collect();
-                    let records = inputs.into_iter().map(Ok);
-                    let (kind, row) = match &mut self.engine {
-                        Engine::PartialUpdate(p) => p.merge(records)?,
-                        Engine::Aggregate(a) => a.merge(records)?,
-                        _ => return Ok(()),
-                    };
-                    kind.is_add().then(|| {
-                        Pending::Computed(
-                            self.output_columns
-                                .iter()
-                                .map(|c| row[*c].clone())
-                                .collect(),
-                        )
-                    })
-                }
-            }
-        };
+        let result = self.merge_group(&group);
         // Keep the group's allocation for the next key.
         group.clear();
         self.group = group;
-        if let Some(p) = result {
-            self.pending.push(p);
+        match result? {
+            None => {}
+            Some(Pending::Rows { window, start, len }) => self.push_rows(window, start, len),
+            Some(p) => {
+                self.pending_rows += 1;
+                self.pending.push(p);
+            }
         }
-        // Bound the batches kept alive by pending rows.
+        self.bound_window()
+    }
+
+    /// The merge result of `group` (sorted, oldest first), `None` if it is dropped.
+    fn merge_group(&mut self, group: &[Rec]) -> Result<Option<Pending>> {
+        let row = |r: &Rec| Pending::Rows {
+            window: r.window,
+            start: r.row,
+            len: 1,
+        };
+        if let [r] = group {
+            return Ok(r.kind.is_add().then(|| row(r)));
+        }
+        Ok(match &mut self.engine {
+            Engine::Deduplicate { ignore_delete } => {
+                let ignore = *ignore_delete;
+                group
+                    .iter()
+                    .rev()
+                    .find(|r| !(ignore && r.kind.is_retract()))
+                    .filter(|r| r.kind.is_add())
+                    .map(row)
+            }
+            Engine::FirstRow { ignore_delete } => {
+                if !*ignore_delete && group.iter().any(|r| r.kind.is_retract()) {
+                    return Err(Error::invalid(
+                        "By default, First row merge engine can not accept DELETE/UPDATE_BEFORE records.\nYou can config 'ignore-delete' to ignore the DELETE/UPDATE_BEFORE records.",
+                    ));
+                }
+                group.iter().find(|r| r.kind.is_add()).map(row)
+            }
+            Engine::PartialUpdate(_) | Engine::Aggregate(_) => {
+                if self.fast && group.iter().all(|r| r.kind.is_add()) {
+                    self.group_rows.clear();
+                    self.group_rows
+                        .extend(group.iter().map(|r| (r.window, r.row)));
+                    let view = GroupView {
+                        window: &self.window,
+                        value_offset: self.value_offset,
+                        recs: &self.group_rows,
+                    };
+                    let cells = match &self.engine {
+                        Engine::PartialUpdate(p) => p.merge_adds(&view, &self.output_columns),
+                        Engine::Aggregate(a) => a.merge_adds(&view, &self.output_columns),
+                        _ => None,
+                    };
+                    if let Some(cells) = cells {
+                        return Ok(Some(Pending::Computed(cells)));
+                    }
+                }
+                let inputs: Vec<(RowKind, Vec<Value>)> =
+                    group.iter().map(|r| (r.kind, self.values_of(r))).collect();
+                let records = inputs.into_iter().map(Ok);
+                let (kind, row) = match &mut self.engine {
+                    Engine::PartialUpdate(p) => p.merge(records)?,
+                    Engine::Aggregate(a) => a.merge(records)?,
+                    _ => return Ok(None),
+                };
+                kind.is_add().then(|| {
+                    Pending::Computed(
+                        self.output_columns
+                            .iter()
+                            .map(|c| OutCell::Val(row[*c].clone()))
+                            .collect(),
+                    )
+                })
+            }
+        })
+    }
+
+    /// Bound the batches kept alive by pending rows: build them once the window holds more
+    /// than `2 × runs + 16` batches.
+    fn bound_window(&mut self) -> Result<()> {
         if self.window.len() > 2 * self.cursors.len() + 16 && !self.pending.is_empty() {
             let chunk = self.build_pending()?;
             self.chunk_rows += chunk.num_rows();
@@ -635,6 +973,7 @@ impl MergeReader {
     /// Build the pending rows into a batch and release the window.
     fn build_pending(&mut self) -> Result<RecordBatch> {
         let pending = std::mem::take(&mut self.pending);
+        let rows = std::mem::take(&mut self.pending_rows);
         let mut columns = Vec::with_capacity(self.output_columns.len());
         for (j, &c) in self.output_columns.iter().enumerate() {
             let bases: Vec<ArrayRef> = self
@@ -643,24 +982,38 @@ impl MergeReader {
                 .map(|b| Arc::clone(b.column(self.value_offset + c)))
                 .collect();
             let dt = self.output_schema.field(j).data_type();
-            let cells = pending.iter().map(|p| match p {
-                Pending::Row { window, row } => Cell::Base(*window, *row),
-                Pending::Computed(values) => Cell::Val(&values[j]),
-            });
-            columns.push(build_column(dt, &bases, cells)?);
+            let mut col = ColumnAssembler::new(dt, bases);
+            for p in &pending {
+                match p {
+                    Pending::Rows { window, start, len } => col.push_base(*window, *start, *len),
+                    Pending::Computed(cells) => {
+                        let cell = cells
+                            .get(j)
+                            .ok_or_else(|| Error::invalid("merge: computed row too short"))?;
+                        col.push_cell(cell);
+                    }
+                }
+            }
+            columns.push(col.finish()?);
         }
+        self.release_window();
+        RecordBatch::try_new_with_options(
+            Arc::clone(&self.output_schema),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(|e| Error::arrow("merge: building an output batch", e))
+    }
+
+    /// Drop the window batches. Called between groups only (`bound_window` and `flush` run
+    /// when the group is empty), so no record refers to them any more.
+    fn release_window(&mut self) {
         self.window.clear();
         for c in &mut self.cursors {
             if let Some(cb) = c.current.as_mut() {
                 cb.window = None;
             }
         }
-        RecordBatch::try_new_with_options(
-            Arc::clone(&self.output_schema),
-            columns,
-            &RecordBatchOptions::new().with_row_count(Some(pending.len())),
-        )
-        .map_err(|e| Error::arrow("merge: building an output batch", e))
     }
 
     fn flush(&mut self) -> Result<RecordBatch> {
@@ -674,4 +1027,12 @@ impl MergeReader {
         arrow_select::concat::concat_batches(&self.output_schema, &parts)
             .map_err(|e| Error::arrow("merge: concatenating output", e))
     }
+}
+
+fn bad_kind(run: usize, k: i8) -> Error {
+    Error::corrupt(
+        format!("sorted run {run}"),
+        "key-value",
+        format!("Unsupported byte value {k} for _VALUE_KIND"),
+    )
 }

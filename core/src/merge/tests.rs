@@ -1709,3 +1709,554 @@ fn aggregation_sweep_across_batches_and_runs() {
         assert_eq!(got, expected, "batch size {size}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Fast paths: pass-through of single-record keys, native integer keys, column-wise merges
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum KeyKind {
+    Long,
+    Int,
+    Str,
+}
+
+/// One record of a generated run.
+#[derive(Debug, Clone)]
+struct FRec {
+    key: i64,
+    seq: i64,
+    kind: i8,
+    v: Option<i32>,
+    s: Option<String>,
+    d: Option<f64>,
+}
+
+/// A table keyed by `k` (BIGINT, INT or STRING of zero-padded digits, so every key kind
+/// orders the records alike) with value fields `k`, `v` INT, `s` STRING, `d` DOUBLE.
+struct FTable {
+    cfg: MergeConfig,
+    schema: SchemaRef,
+    key: KeyKind,
+}
+
+impl FTable {
+    fn new(key: KeyKind, options: &[(&str, &str)]) -> Self {
+        let string = TypeKind::VarChar {
+            length: i32::MAX as u32,
+        };
+        let (kt, kat) = match key {
+            KeyKind::Long => (TypeKind::BigInt, AT::Int64),
+            KeyKind::Int => (TypeKind::Int, AT::Int32),
+            KeyKind::Str => (string.clone(), AT::Utf8),
+        };
+        let fields = vec![
+            pfield(0, "k", kt, false),
+            pfield(1, "v", TypeKind::Int, true),
+            pfield(2, "s", string, true),
+            pfield(3, "d", TypeKind::Double, true),
+        ];
+        let arrow = vec![
+            Field::new("_KEY_k", kat.clone(), false),
+            Field::new("_SEQUENCE_NUMBER", AT::Int64, false),
+            Field::new("_VALUE_KIND", AT::Int8, false),
+            Field::new("k", kat, false),
+            Field::new("v", AT::Int32, true),
+            Field::new("s", AT::Utf8, true),
+            Field::new("d", AT::Float64, true),
+        ];
+        let opts: BTreeMap<String, String> = options
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let cfg = MergeConfig::from_table_options(fields, vec!["k".into()], vec![], &opts).unwrap();
+        FTable {
+            cfg,
+            schema: Arc::new(Schema::new(arrow)),
+            key,
+        }
+    }
+
+    fn key_col(&self, recs: &[FRec]) -> ArrayRef {
+        match self.key {
+            KeyKind::Long => Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
+            KeyKind::Int => Arc::new(Int32Array::from_iter_values(
+                recs.iter().map(|r| r.key as i32),
+            )),
+            KeyKind::Str => Arc::new(StringArray::from_iter_values(
+                recs.iter().map(|r| format!("k{:06}", r.key)),
+            )),
+        }
+    }
+
+    fn batch(&self, recs: &[FRec]) -> RecordBatch {
+        let cols: Vec<ArrayRef> = vec![
+            self.key_col(recs),
+            Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.seq))),
+            Arc::new(Int8Array::from_iter_values(recs.iter().map(|r| r.kind))),
+            self.key_col(recs),
+            Arc::new(Int32Array::from(
+                recs.iter().map(|r| r.v).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                recs.iter().map(|r| r.s.clone()).collect::<Vec<_>>(),
+            )),
+            Arc::new(arrow_array::Float64Array::from(
+                recs.iter().map(|r| r.d).collect::<Vec<_>>(),
+            )),
+        ];
+        RecordBatch::try_new(Arc::clone(&self.schema), cols).unwrap()
+    }
+
+    /// Each run cut into batches of `sizes[i % len]` records.
+    fn runs(&self, runs: &[Vec<FRec>], sizes: &[usize]) -> Vec<Vec<RecordBatch>> {
+        runs.iter()
+            .map(|recs| {
+                let mut out = Vec::new();
+                let mut at = 0;
+                let mut i = 0;
+                while at < recs.len() {
+                    let n = sizes[i % sizes.len()].max(1).min(recs.len() - at);
+                    out.push(self.batch(&recs[at..at + n]));
+                    at += n;
+                    i += 1;
+                }
+                out
+            })
+            .collect()
+    }
+
+    /// Merge into one batch (None for no rows), with or without the fast paths; every
+    /// output batch holds 1..=`batch_size` rows.
+    fn merge(
+        &self,
+        output: &[usize],
+        runs: Vec<Vec<RecordBatch>>,
+        batch_size: usize,
+        fast: bool,
+    ) -> crate::Result<Option<RecordBatch>> {
+        let runs: Vec<Box<dyn RunSource>> = runs
+            .into_iter()
+            .map(|r| Box::new(MemoryRunSource::new(r)) as Box<dyn RunSource>)
+            .collect();
+        let mut reader = MergeReader::try_new(
+            &self.cfg,
+            Arc::clone(&self.schema),
+            output.to_vec(),
+            runs,
+            batch_size,
+        )?;
+        reader.set_fast_paths(fast);
+        let mut out = Vec::new();
+        while let Some(b) = block_on(reader.next_batch())? {
+            assert!(b.num_rows() <= batch_size.max(1) && b.num_rows() > 0);
+            out.push(b);
+        }
+        if out.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(
+            arrow_select::concat::concat_batches(&reader.schema(), &out).unwrap(),
+        ))
+    }
+}
+
+fn frec(key: i64, seq: i64, kind: &str, v: Option<i32>) -> FRec {
+    let kind = match kind {
+        "+I" => 0,
+        "-U" => 1,
+        "+U" => 2,
+        "-D" => 3,
+        other => panic!("kind {other}"),
+    };
+    FRec {
+        key,
+        seq,
+        kind,
+        v,
+        s: v.map(|x| format!("s{x}")),
+        d: v.map(|x| f64::from(x) / 4.0),
+    }
+}
+
+/// Random runs: each covers a random key range (densely or sparsely), some keys repeat
+/// inside a run (newer sequence number later), later runs are newer.
+fn random_runs(rng: &mut Lcg, retracts: bool, big: bool) -> Vec<Vec<FRec>> {
+    let nruns = 1 + rng.next(4) as usize;
+    let mut seq = 0i64;
+    let mut runs = Vec::new();
+    for _ in 0..nruns {
+        let lo = rng.next(60) as i64;
+        let hi = lo + 1 + rng.next(80) as i64;
+        let density = 1 + rng.next(4);
+        let mut recs = Vec::new();
+        for key in lo..hi {
+            if rng.next(4) >= density {
+                continue;
+            }
+            let copies = if rng.next(6) == 0 { 2 } else { 1 };
+            for _ in 0..copies {
+                let kind = if retracts && rng.next(5) == 0 {
+                    ["-U", "+U", "-D"][rng.next(3) as usize]
+                } else {
+                    "+I"
+                };
+                let v = if rng.next(4) == 0 {
+                    None
+                } else if big {
+                    Some(i32::MAX / 2 + rng.next(1000) as i32)
+                } else {
+                    Some(rng.next(1000) as i32 - 500)
+                };
+                let mut r = frec(key, seq, kind, v);
+                if rng.next(5) == 0 {
+                    r.s = None;
+                }
+                if rng.next(5) == 0 {
+                    r.d = None;
+                }
+                recs.push(r);
+                seq += 1;
+            }
+        }
+        runs.push(recs);
+    }
+    runs
+}
+
+fn error_text(r: &crate::Result<Option<RecordBatch>>) -> Option<String> {
+    r.as_ref().err().map(|e| e.to_string())
+}
+
+#[test]
+fn fast_paths_match_the_record_by_record_merge() {
+    // Every configuration, key kind, batch cut and output batch size: the fast paths give
+    // the same batches (or the same error) as the record-by-record merge, and every key
+    // kind gives the same rows.
+    // (options, with retractions, with sums that overflow INT)
+    type Config<'a> = (Vec<(&'a str, &'a str)>, bool, bool);
+    let configs: Vec<Config<'_>> = vec![
+        (vec![], true, false),
+        (vec![("ignore-delete", "true")], true, false),
+        (vec![("sequence.field", "v")], true, false),
+        (vec![("merge-engine", "first-row")], false, false),
+        (
+            vec![("merge-engine", "first-row"), ("ignore-delete", "true")],
+            true,
+            false,
+        ),
+        (vec![("merge-engine", "partial-update")], false, false),
+        (
+            vec![
+                ("merge-engine", "partial-update"),
+                ("partial-update.remove-record-on-delete", "true"),
+            ],
+            true,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "partial-update"),
+                ("fields.v.sequence-group", "d"),
+            ],
+            false,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "sum"),
+                ("fields.d.aggregate-function", "sum"),
+            ],
+            true,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "sum"),
+            ],
+            false,
+            true,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "max"),
+                ("fields.s.aggregate-function", "min"),
+                ("fields.d.aggregate-function", "max"),
+            ],
+            false,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "min"),
+                ("fields.s.aggregate-function", "first_value"),
+                ("fields.d.aggregate-function", "first_non_null_value"),
+            ],
+            false,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "last_value"),
+                ("fields.s.aggregate-function", "listagg"),
+            ],
+            false,
+            false,
+        ),
+    ];
+    let cuts: [&[usize]; 5] = [&[1], &[2, 3], &[7], &[1, 5, 2], &[1000]];
+    let mut checked = 0;
+    for (ci, (opts, retracts, big)) in configs.iter().enumerate() {
+        for seed in 0..12u64 {
+            let mut rng = Lcg(seed * 31 + ci as u64);
+            let runs = random_runs(&mut rng, *retracts, *big);
+            let output: Vec<usize> = match seed % 3 {
+                0 => vec![0, 1, 2, 3],
+                1 => vec![3, 1, 0],
+                _ => vec![2],
+            };
+            let mut by_key_kind: Vec<crate::Result<Option<RecordBatch>>> = Vec::new();
+            for key in [KeyKind::Long, KeyKind::Int, KeyKind::Str] {
+                let t = FTable::new(key, opts);
+                let cut = cuts[(seed as usize + ci) % cuts.len()];
+                let batch_size = [1, 3, 16, 4096][(seed as usize / 3) % 4];
+                let slow = t.merge(&output, t.runs(&runs, cut), batch_size, false);
+                let fast = t.merge(&output, t.runs(&runs, cut), batch_size, true);
+                let what = format!("config {opts:?} seed {seed} key {key:?}");
+                assert_eq!(error_text(&fast), error_text(&slow), "{what}");
+                if let (Ok(f), Ok(s)) = (&fast, &slow) {
+                    assert_eq!(f, s, "{what}");
+                }
+                checked += 1;
+                by_key_kind.push(fast);
+            }
+            // The value columns do not depend on how the key is compared.
+            let non_key: Vec<usize> = output
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c != 0)
+                .map(|(i, _)| i)
+                .collect();
+            let project = |r: &crate::Result<Option<RecordBatch>>| match r {
+                Ok(Some(b)) => Ok(Some(b.project(&non_key).unwrap())),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e.to_string()),
+            };
+            assert_eq!(project(&by_key_kind[0]), project(&by_key_kind[1]));
+            assert_eq!(project(&by_key_kind[0]), project(&by_key_kind[2]));
+        }
+    }
+    assert_eq!(checked, configs.len() * 12 * 3);
+}
+
+#[test]
+fn dedup_fast_path_matches_a_model() {
+    // The newest record of each key (by sequence number, retract before add on ties) is
+    // kept when it is an add.
+    for seed in 0..40u64 {
+        let mut rng = Lcg(1000 + seed);
+        let runs = random_runs(&mut rng, true, false);
+        let mut model: BTreeMap<i64, (i64, bool, i8, Option<i32>)> = BTreeMap::new();
+        for r in runs.iter().flatten() {
+            let add = r.kind == 0 || r.kind == 2;
+            let e = model.entry(r.key).or_insert((r.seq, add, r.kind, r.v));
+            if (r.seq, add) >= (e.0, e.1) {
+                *e = (r.seq, add, r.kind, r.v);
+            }
+        }
+        let expected: Vec<(i64, Option<i32>)> = model
+            .into_iter()
+            .filter(|(_, e)| e.1)
+            .map(|(k, e)| (k, e.3))
+            .collect();
+        let t = FTable::new(KeyKind::Long, &[]);
+        let got = t
+            .merge(&[0, 1], t.runs(&runs, &[1 + seed as usize % 9]), 5, true)
+            .unwrap();
+        let got: Vec<(i64, Option<i32>)> = match got {
+            None => vec![],
+            Some(b) => i64s(&b, 0)
+                .into_iter()
+                .zip(i32s(b.column(1)))
+                .map(|(k, v)| (k.unwrap(), v))
+                .collect(),
+        };
+        assert_eq!(got, expected, "seed {seed}");
+    }
+}
+
+#[test]
+fn pass_through_of_non_overlapping_runs() {
+    // Run 0 holds keys 0..10 and 20..30, run 1 keys 10..20: no key is in two runs, so the
+    // rows pass through as slices of their batches (a retract among them is dropped).
+    let t = FTable::new(KeyKind::Long, &[]);
+    let mut run0: Vec<FRec> = (0..10).map(|k| frec(k, k, "+I", Some(k as i32))).collect();
+    run0.extend((20..30).map(|k| frec(k, k, "+I", Some(k as i32))));
+    run0[4].kind = 3; // key 4: -D
+    let run1: Vec<FRec> = (10..20)
+        .map(|k| frec(k, 100 + k, "+I", Some(k as i32)))
+        .collect();
+    for cut in [&[1usize][..], &[4], &[3, 7], &[100]] {
+        for batch_size in [1, 4, 7, 100] {
+            let b = t
+                .merge(
+                    &[0, 1, 2],
+                    t.runs(&[run0.clone(), run1.clone()], cut),
+                    batch_size,
+                    true,
+                )
+                .unwrap()
+                .unwrap();
+            let expected: Vec<i64> = (0..30).filter(|k| *k != 4).collect();
+            let keys: Vec<i64> = i64s(&b, 0).into_iter().map(Option::unwrap).collect();
+            assert_eq!(keys, expected, "cut {cut:?} batch size {batch_size}");
+            let vs: Vec<Option<i32>> = expected.iter().map(|k| Some(*k as i32)).collect();
+            assert_eq!(i32s(b.column(1)), vs);
+            let ss: Vec<Option<String>> = expected.iter().map(|k| Some(format!("s{k}"))).collect();
+            assert_eq!(strs(b.column(2)), ss);
+        }
+    }
+    // A single run passes through whole batches: one output batch is a slice of the input.
+    let run: Vec<FRec> = (0..50).map(|k| frec(k, k, "+I", Some(k as i32))).collect();
+    let b = t
+        .merge(&[1], t.runs(&[run], &[1000]), 4096, true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(b.num_rows(), 50);
+}
+
+#[test]
+fn key_spanning_a_batch_boundary_inside_a_run() {
+    // Key 5 is the last row of one batch and the first row of the next batch of the same
+    // run: its two records merge (dedup keeps the newer, sum adds both).
+    let run: Vec<FRec> = vec![
+        frec(3, 0, "+I", Some(1)),
+        frec(5, 1, "+I", Some(10)),
+        frec(5, 2, "+I", Some(20)),
+        frec(6, 3, "+I", Some(100)),
+    ];
+    let dedup = FTable::new(KeyKind::Long, &[]);
+    let sum = FTable::new(
+        KeyKind::Long,
+        &[
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "sum"),
+        ],
+    );
+    for key in [KeyKind::Long, KeyKind::Str] {
+        let dedup = FTable::new(key, &[]);
+        let b = dedup
+            .merge(&[1], dedup.runs(std::slice::from_ref(&run), &[2]), 10, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(i32s(b.column(0)), vec![Some(1), Some(20), Some(100)]);
+    }
+    let b = dedup
+        .merge(
+            &[0, 1],
+            dedup.runs(std::slice::from_ref(&run), &[2]),
+            10,
+            true,
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(i64s(&b, 0), vec![Some(3), Some(5), Some(6)]);
+    let b = sum
+        .merge(
+            &[0, 1, 2],
+            sum.runs(std::slice::from_ref(&run), &[2]),
+            10,
+            true,
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(i32s(b.column(1)), vec![Some(1), Some(30), Some(100)]);
+    // s: last_non_null_value
+    assert_eq!(
+        strs(b.column(2)),
+        vec![Some("s1".into()), Some("s20".into()), Some("s100".into())]
+    );
+}
+
+#[test]
+fn equal_keys_across_runs_at_batch_edges() {
+    // Run 0's batches end with keys 2 and 5; run 1's batches start with keys 2 and 5: the
+    // records meet at the batch edges and merge; the others pass through.
+    let run0 = vec![
+        frec(1, 0, "+I", Some(1)),
+        frec(2, 1, "+I", Some(2)),
+        frec(4, 2, "+I", Some(4)),
+        frec(5, 3, "+I", Some(5)),
+    ];
+    let run1 = vec![
+        frec(2, 10, "+I", Some(20)),
+        frec(3, 11, "+I", Some(30)),
+        frec(5, 12, "-D", None),
+        frec(7, 13, "+I", Some(70)),
+    ];
+    let sum = FTable::new(
+        KeyKind::Long,
+        &[
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "sum"),
+            ("fields.d.aggregate-function", "max"),
+            ("fields.d.ignore-retract", "true"),
+        ],
+    );
+    let dedup = FTable::new(KeyKind::Int, &[]);
+    for batch_size in [1, 2, 100] {
+        let b = dedup
+            .merge(
+                &[0, 1],
+                dedup.runs(&[run0.clone(), run1.clone()], &[2]),
+                batch_size,
+                true,
+            )
+            .unwrap()
+            .unwrap();
+        let keys: Vec<Option<i32>> = i32s(b.column(0));
+        assert_eq!(keys, vec![Some(1), Some(2), Some(3), Some(4), Some(7)]);
+        assert_eq!(
+            i32s(b.column(1)),
+            vec![Some(1), Some(20), Some(30), Some(4), Some(70)]
+        );
+        // Aggregation: retract -D of key 5 subtracts nothing (null) from the sum.
+        let b = sum
+            .merge(
+                &[0, 1, 3],
+                sum.runs(&[run0.clone(), run1.clone()], &[2]),
+                batch_size,
+                true,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            i64s(&b, 0),
+            vec![Some(1), Some(2), Some(3), Some(4), Some(5), Some(7)]
+        );
+        assert_eq!(
+            i32s(b.column(1)),
+            vec![Some(1), Some(22), Some(30), Some(4), Some(5), Some(70)]
+        );
+        let d: Vec<Option<f64>> = b
+            .column(2)
+            .as_primitive::<arrow_array::types::Float64Type>()
+            .iter()
+            .collect();
+        assert_eq!(
+            d,
+            vec![
+                Some(0.25),
+                Some(5.0),
+                Some(7.5),
+                Some(1.0),
+                Some(1.25),
+                Some(17.5)
+            ]
+        );
+    }
+}

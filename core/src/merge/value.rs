@@ -18,9 +18,10 @@ use arrow_array::{
     Array, ArrayRef, BinaryArray, BinaryViewArray, BooleanArray, Decimal128Array,
     FixedSizeBinaryArray, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array,
     Int64Array, LargeBinaryArray, LargeListArray, LargeStringArray, ListArray, MapArray,
-    StringArray, StringViewArray, StructArray, new_null_array,
+    StringArray, StringViewArray, StructArray, make_array, new_null_array,
 };
 use arrow_buffer::OffsetBuffer;
+use arrow_data::transform::MutableArrayData;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SortOptions};
 
@@ -229,41 +230,90 @@ pub(crate) fn compare_nulls_first(a: &Value, b: &Value) -> Result<Ordering> {
     }
 }
 
-/// A cell of a column being built: a row of one of the base arrays, or a value.
-pub(crate) enum Cell<'a> {
-    /// Row `.1` of base array `.0`.
-    Base(usize, usize),
-    /// A value.
-    Val(&'a Value),
-}
-
-/// Build a column of type `dt` from `cells`. `bases` are arrays of type `dt` addressed by
-/// [`Cell::Base`]; [`Value::Ref`]s may point into them or into other arrays of type `dt`.
+/// Build a column of type `dt` from `values` ([`Value::Ref`]s point into arrays of type
+/// `dt`).
 pub(crate) fn build_column<'a>(
     dt: &DataType,
-    bases: &[ArrayRef],
-    cells: impl IntoIterator<Item = Cell<'a>>,
+    values: impl IntoIterator<Item = &'a Value>,
 ) -> Result<ArrayRef> {
-    let mut sources: Vec<ArrayRef> = bases.to_vec();
-    let mut by_ptr: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, a) in sources.iter().enumerate() {
-        by_ptr.insert(ptr_of(a), i);
+    let mut col = ColumnAssembler::new(dt, Vec::new());
+    for v in values {
+        col.push_value(v);
     }
-    let mut null_src: Option<usize> = None;
-    let mut owned: Vec<&Value> = Vec::new();
-    // usize::MAX marks an owned value, resolved once the owned array is built.
-    let mut indices: Vec<(usize, usize)> = Vec::new();
-    for cell in cells {
-        match cell {
-            Cell::Base(b, r) => indices.push((b, r)),
-            Cell::Val(Value::Null) => {
-                let idx = *null_src.get_or_insert_with(|| {
-                    sources.push(new_null_array(dt, 1));
-                    sources.len() - 1
+    col.finish()
+}
+
+/// A cell of a merged output row: a row of a window batch, or a value.
+#[derive(Debug, Clone)]
+pub(crate) enum OutCell {
+    /// Row `.1` of window batch `.0` (the same column).
+    Base(usize, usize),
+    /// A value (`Null`, a reference into any array of the column type, or owned).
+    Val(Value),
+}
+
+const NULL_SRC: usize = usize::MAX;
+const OWNED_SRC: usize = usize::MAX - 1;
+
+/// Builds one output column from runs of rows of base arrays, nulls and values.
+///
+/// Consecutive rows of one array are kept as one segment; the column is then copied with
+/// `MutableArrayData` segment by segment (or with `interleave` when segments are short), so
+/// unchanged values of any type are copied, never re-encoded.
+pub(crate) struct ColumnAssembler<'a> {
+    dt: &'a DataType,
+    sources: Vec<ArrayRef>,
+    by_ptr: Option<BTreeMap<usize, usize>>,
+    owned: Vec<&'a Value>,
+    /// (source, first row, rows); `NULL_SRC` for nulls, `OWNED_SRC` for owned values.
+    segments: Vec<(usize, usize, usize)>,
+    rows: usize,
+}
+
+impl<'a> ColumnAssembler<'a> {
+    /// An empty column of type `dt`; `bases` are arrays of type `dt` addressed by
+    /// [`ColumnAssembler::push_base`].
+    pub(crate) fn new(dt: &'a DataType, bases: Vec<ArrayRef>) -> Self {
+        ColumnAssembler {
+            dt,
+            sources: bases,
+            by_ptr: None,
+            owned: Vec::new(),
+            segments: Vec::new(),
+            rows: 0,
+        }
+    }
+
+    fn push_segment(&mut self, src: usize, start: usize, len: usize) {
+        self.rows += len;
+        if let Some(last) = self.segments.last_mut()
+            && last.0 == src
+            && (src == NULL_SRC || last.1 + last.2 == start)
+        {
+            last.2 += len;
+            return;
+        }
+        self.segments.push((src, start, len));
+    }
+
+    /// Append rows `start..start + len` of base array `base`.
+    pub(crate) fn push_base(&mut self, base: usize, start: usize, len: usize) {
+        self.push_segment(base, start, len);
+    }
+
+    /// Append one value.
+    pub(crate) fn push_value(&mut self, v: &'a Value) {
+        match v {
+            Value::Null => self.push_segment(NULL_SRC, 0, 1),
+            Value::Ref(a, r) => {
+                let sources = &mut self.sources;
+                let by_ptr = self.by_ptr.get_or_insert_with(|| {
+                    sources
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| (ptr_of(a), i))
+                        .collect()
                 });
-                indices.push((idx, 0));
-            }
-            Cell::Val(Value::Ref(a, r)) => {
                 let p = ptr_of(a);
                 let idx = match by_ptr.get(&p) {
                     Some(i) => *i,
@@ -273,39 +323,108 @@ pub(crate) fn build_column<'a>(
                         sources.len() - 1
                     }
                 };
-                indices.push((idx, *r));
+                self.push_segment(idx, *r, 1);
             }
-            Cell::Val(v) => {
-                indices.push((usize::MAX, owned.len()));
-                owned.push(v);
-            }
-        }
-    }
-    if !owned.is_empty() {
-        let built = build_owned(dt, &owned)?;
-        sources.push(built);
-        let idx = sources.len() - 1;
-        for ix in indices.iter_mut() {
-            if ix.0 == usize::MAX {
-                ix.0 = idx;
+            v => {
+                let at = self.owned.len();
+                self.owned.push(v);
+                self.push_segment(OWNED_SRC, at, 1);
             }
         }
     }
-    if indices.is_empty() {
-        return Ok(new_null_array(dt, 0).slice(0, 0));
+
+    /// Append one cell (a [`OutCell::Base`] addresses the bases).
+    pub(crate) fn push_cell(&mut self, c: &'a OutCell) {
+        match c {
+            OutCell::Base(b, r) => self.push_segment(*b, *r, 1),
+            OutCell::Val(v) => self.push_value(v),
+        }
     }
-    // Fast path: one source, contiguous rows.
-    if sources.len() == 1
-        && indices
-            .iter()
-            .enumerate()
-            .all(|(k, ix)| ix.1 == indices[0].1 + k)
-    {
-        return Ok(sources[0].slice(indices[0].1, indices.len()));
+
+    /// The column.
+    ///
+    /// # Errors
+    /// A value or referenced array that does not have the column type.
+    pub(crate) fn finish(mut self) -> Result<ArrayRef> {
+        if !self.owned.is_empty() {
+            let built = build_owned(self.dt, &self.owned)?;
+            self.sources.push(built);
+            let idx = self.sources.len() - 1;
+            for s in &mut self.segments {
+                if s.0 == OWNED_SRC {
+                    s.0 = idx;
+                }
+            }
+        }
+        for a in &self.sources {
+            if a.data_type() != self.dt {
+                return Err(Error::invalid(format!(
+                    "merge: value of type {} does not fit column type {}",
+                    a.data_type(),
+                    self.dt
+                )));
+            }
+        }
+        match self.segments.as_slice() {
+            [] => return Ok(new_null_array(self.dt, 0)),
+            [(NULL_SRC, _, len)] => return Ok(new_null_array(self.dt, *len)),
+            [(src, start, len)] => {
+                let a = self
+                    .sources
+                    .get(*src)
+                    .ok_or_else(|| Error::invalid("merge: output cell out of range"))?;
+                if start.checked_add(*len).is_none_or(|end| end > a.len()) {
+                    return Err(Error::invalid("merge: output cell out of range"));
+                }
+                return Ok(a.slice(*start, *len));
+            }
+            _ => {}
+        }
+        for &(src, start, len) in &self.segments {
+            if src == NULL_SRC {
+                continue;
+            }
+            let ok = self
+                .sources
+                .get(src)
+                .is_some_and(|a| start.checked_add(len).is_some_and(|end| end <= a.len()));
+            if !ok {
+                return Err(Error::invalid("merge: output cell out of range"));
+            }
+        }
+        let has_nulls = self.segments.iter().any(|s| s.0 == NULL_SRC);
+        if self.segments.len() * 2 > self.rows {
+            // Mostly single rows: gather with interleave.
+            let null_src = if has_nulls {
+                self.sources.push(new_null_array(self.dt, 1));
+                self.sources.len() - 1
+            } else {
+                NULL_SRC
+            };
+            let mut indices = Vec::with_capacity(self.rows);
+            for &(src, start, len) in &self.segments {
+                if src == NULL_SRC {
+                    indices.extend(std::iter::repeat_n((null_src, 0), len));
+                } else {
+                    indices.extend((start..start + len).map(|r| (src, r)));
+                }
+            }
+            let refs: Vec<&dyn Array> = self.sources.iter().map(|a| a.as_ref()).collect();
+            return arrow_select::interleave::interleave(&refs, &indices)
+                .map_err(|e| Error::arrow("merge: building an output column", e));
+        }
+        let datas: Vec<arrow_data::ArrayData> = self.sources.iter().map(|a| a.to_data()).collect();
+        let mut m = MutableArrayData::new(datas.iter().collect(), has_nulls, self.rows);
+        let err = |e| Error::arrow("merge: building an output column", e);
+        for &(src, start, len) in &self.segments {
+            if src == NULL_SRC {
+                m.try_extend_nulls(len).map_err(err)?;
+            } else {
+                m.try_extend(src, start, start + len).map_err(err)?;
+            }
+        }
+        Ok(make_array(m.freeze()))
     }
-    let refs: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
-    arrow_select::interleave::interleave(&refs, &indices)
-        .map_err(|e| Error::arrow("merge: building an output column", e))
 }
 
 fn ptr_of(a: &ArrayRef) -> usize {
@@ -395,9 +514,9 @@ fn build_owned(dt: &DataType, values: &[&Value]) -> Result<ArrayRef> {
                     return Err(mismatch(dt, v));
                 };
                 lens.push(items.len());
-                cells.extend(items.iter().map(Cell::Val));
+                cells.extend(items.iter());
             }
-            let child = build_column(field.data_type(), &[], cells)?;
+            let child = build_column(field.data_type(), cells)?;
             if matches!(dt, DataType::List(_)) {
                 Arc::new(
                     ListArray::try_new(
@@ -436,12 +555,12 @@ fn build_owned(dt: &DataType, values: &[&Value]) -> Result<ArrayRef> {
                 };
                 lens.push(items.len());
                 for (k, x) in items {
-                    kcells.push(Cell::Val(k));
-                    vcells.push(Cell::Val(x));
+                    kcells.push(k);
+                    vcells.push(x);
                 }
             }
-            let keys = build_column(kv[0].data_type(), &[], kcells)?;
-            let vals = build_column(kv[1].data_type(), &[], vcells)?;
+            let keys = build_column(kv[0].data_type(), kcells)?;
+            let vals = build_column(kv[1].data_type(), vcells)?;
             let st = StructArray::try_new(kv.clone(), vec![keys, vals], None)
                 .map_err(|e| Error::arrow("merge: map entries", e))?;
             Arc::new(
@@ -456,7 +575,7 @@ fn build_owned(dt: &DataType, values: &[&Value]) -> Result<ArrayRef> {
             )
         }
         DataType::Struct(fields) => {
-            let mut cols: Vec<Vec<Cell<'_>>> = fields.iter().map(|_| Vec::new()).collect();
+            let mut cols: Vec<Vec<&Value>> = fields.iter().map(|_| Vec::new()).collect();
             for v in values {
                 let Value::Struct(items) = v else {
                     return Err(mismatch(dt, v));
@@ -465,13 +584,13 @@ fn build_owned(dt: &DataType, values: &[&Value]) -> Result<ArrayRef> {
                     return Err(mismatch(dt, v));
                 }
                 for (c, item) in cols.iter_mut().zip(items) {
-                    c.push(Cell::Val(item));
+                    c.push(item);
                 }
             }
             let children = fields
                 .iter()
                 .zip(cols)
-                .map(|(f, c)| build_column(f.data_type(), &[], c))
+                .map(|(f, c)| build_column(f.data_type(), c))
                 .collect::<Result<Vec<_>>>()?;
             Arc::new(
                 StructArray::try_new(fields.clone(), children, None)
@@ -504,7 +623,7 @@ pub(crate) fn fingerprints(columns: &[(&DataType, &[Value])]) -> Result<Vec<Vec<
         RowConverter::new(fields).map_err(|e| Error::arrow("merge: value fingerprints", e))?;
     let arrays = columns
         .iter()
-        .map(|(dt, vals)| build_column(dt, &[], vals.iter().map(Cell::Val)))
+        .map(|(dt, vals)| build_column(dt, vals.iter()))
         .collect::<Result<Vec<_>>>()?;
     let rows = converter
         .convert_columns(&arrays)
@@ -533,18 +652,13 @@ mod tests {
         let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
         let b: ArrayRef = Arc::new(Int64Array::from(vec![10, 20]));
         let vals = [Value::I64(7), Value::Ref(Arc::clone(&b), 1), Value::Null];
-        let out = build_column(
-            &DataType::Int64,
-            &[Arc::clone(&a)],
-            [
-                Cell::Base(0, 2),
-                Cell::Val(&vals[0]),
-                Cell::Val(&vals[1]),
-                Cell::Val(&vals[2]),
-                Cell::Base(0, 0),
-            ],
-        )
-        .unwrap();
+        let mut col = ColumnAssembler::new(&DataType::Int64, vec![Arc::clone(&a)]);
+        col.push_base(0, 2, 1);
+        for v in &vals {
+            col.push_value(v);
+        }
+        col.push_base(0, 0, 1);
+        let out = col.finish().unwrap();
         let out = out.as_primitive::<Int64Type>();
         assert_eq!(
             out.iter().collect::<Vec<_>>(),
@@ -563,8 +677,7 @@ mod tests {
         let mut items = v0.list_elements().unwrap();
         items.extend(v1.list_elements().unwrap());
         let merged = Value::List(items);
-        let out =
-            build_column(list.data_type(), &[], [Cell::Val(&merged), Cell::Val(&v1)]).unwrap();
+        let out = build_column(list.data_type(), [&merged, &v1]).unwrap();
         let l = out.as_list::<i32>();
         let first = l.value(0);
         assert_eq!(
