@@ -2,19 +2,26 @@
 //! [`TableScan::to_stream`] and [`TableScan::to_batches`].
 //!
 //! A read plans the scan (one machine: snapshot, manifests, schemas; see
-//! [`paimon_kernel::scan::plan_scan`]) and then reads each split of the plan with its own
-//! [`read_split`] machine. Split machines run concurrently, at most
+//! [`paimon_kernel::scan::plan_scan`]), cuts each split into independent parts
+//! ([`paimon_kernel::read::independent_parts`]: one part per data file of an append split;
+//! primary-key and data-evolution splits stay whole) and reads each part with its own
+//! [`read_split`] machine. Parts run concurrently, at most
 //! [`TableScan::with_splits_in_flight`] at a time (default: the number of cores, between 2
 //! and 4), each on its own tokio task whose CPU-bound steps (decoding, merging) run on tokio's
-//! blocking pool while other splits wait for IO:
+//! blocking pool while other parts wait for IO:
 //!
-//! * **Order**: batches come out in split order (the plan's order), and in order within a
-//!   split, whatever order the splits finish in.
-//! * **Memory**: each running split may hold at most [`SPLIT_QUEUE_BATCHES`] finished batches
-//!   ahead of the consumer (it then waits), so memory grows with the number of splits in flight
-//!   and the batch size, not with the table size.
+//! * **Order**: batches come out in part order (the plan's split order, files in split
+//!   order), and in order within a part, whatever order the parts finish in: exactly the
+//!   batches of reading the splits one after the other.
+//! * **Memory**: the part being consumed (the front part) may hold [`SPLIT_QUEUE_BATCHES`]
+//!   finished batches ahead of the consumer; the parts behind it share a read-ahead budget of
+//!   [`TableScan::with_read_ahead_bytes`] (default [`DEFAULT_READ_AHEAD_BYTES`], counted as
+//!   the Arrow memory size of the queued batches) and wait when it is spent. Each running
+//!   part also holds its decoder state (for Parquet, the compressed column chunks of its
+//!   current row group per open file). Memory therefore grows with the parts in flight, the
+//!   row-group size and the budget, not with the table size.
 //! * **Limit**: rows past [`TableScan::with_limit`] are never returned; once the limit is
-//!   reached the stream ends, splits not started are never started and running split tasks
+//!   reached the stream ends, parts not started are never started and running part tasks
 //!   are cancelled. Dropping the stream cancels them too.
 //!
 //! ```no_run
@@ -42,6 +49,7 @@
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
@@ -52,18 +60,22 @@ use paimon_kernel::evolution::read::read_blob_cell;
 use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{Io, Machine, Step};
 use paimon_kernel::predicate::Predicate;
-use paimon_kernel::read::{ReadContext, read_split};
+use paimon_kernel::read::{ReadContext, independent_parts, read_split};
 use paimon_kernel::scan::snapshot_resolver::TimeTravel;
 use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::host::ObjectStoreHost;
 use crate::table::TableScan;
 
-/// Finished batches one running split may hold before the consumer takes them.
+/// Finished batches the part being consumed may hold before the consumer takes them.
 pub const SPLIT_QUEUE_BATCHES: usize = 2;
+
+/// Default bytes of decoded batches (Arrow memory size) that the parts read ahead of the one
+/// being consumed may hold together.
+pub const DEFAULT_READ_AHEAD_BYTES: usize = 16 << 20;
 
 /// A row filter given to [`TableScan::with_filter`]: a [`Predicate`] or its text (parsed by
 /// [`Predicate::parse`] when the scan is planned).
@@ -105,8 +117,12 @@ pub struct ReadOptions {
     pub limit: Option<u64>,
     /// Rows per batch (0: [`paimon_kernel::read::DEFAULT_BATCH_SIZE`]).
     pub batch_size: usize,
-    /// Splits read concurrently (0: the default, see the module docs).
+    /// Splits (or independent parts of splits) read concurrently (0: the default, see the
+    /// module docs).
     pub splits_in_flight: usize,
+    /// Bytes of decoded batches that parts behind the one being consumed may hold (0: the
+    /// default [`DEFAULT_READ_AHEAD_BYTES`]).
+    pub read_ahead_bytes: usize,
     /// Row-range pushdown (row-tracking tables): only rows whose `_ROW_ID` lies in these
     /// inclusive ranges.
     pub row_ranges: Option<Vec<RowRange>>,
@@ -160,6 +176,13 @@ impl TableScan {
     /// one after the other).
     pub fn with_splits_in_flight(mut self, splits: usize) -> Self {
         self.read.splits_in_flight = splits;
+        self
+    }
+
+    /// Let the parts read ahead of the one being consumed hold at most `bytes` of decoded
+    /// batches together (0: [`DEFAULT_READ_AHEAD_BYTES`]); see the module docs.
+    pub fn with_read_ahead_bytes(mut self, bytes: usize) -> Self {
+        self.read.read_ahead_bytes = bytes;
         self
     }
 
@@ -288,11 +311,16 @@ impl TableScan {
             0 => default_splits_in_flight(),
             n => n,
         };
+        let read_ahead = match self.read.read_ahead_bytes {
+            0 => DEFAULT_READ_AHEAD_BYTES,
+            n => n,
+        };
         Ok(stream_splits(
             self.table.host().clone(),
             Arc::new(ctx),
             plan.splits,
             in_flight,
+            read_ahead,
         ))
     }
 
@@ -336,24 +364,82 @@ impl Stream for RecordBatchStream {
     }
 }
 
-/// A running split: its batches arrive on `rx`; the task is aborted when this is dropped.
-struct RunningSplit {
-    rx: mpsc::Receiver<Result<RecordBatch>>,
+/// A queued batch and the bytes it was admitted with.
+type Queued = Result<(RecordBatch, usize)>;
+
+/// Read-ahead accounting shared by the consumer and every running part.
+#[derive(Debug)]
+struct Flow {
+    /// Bytes of decoded batches queued in all parts, not yet taken by the consumer.
+    buffered: AtomicUsize,
+    /// Limit on `buffered` for parts other than the front one.
+    budget: usize,
+    /// Woken whenever the consumer takes a batch or the front part changes.
+    changed: Notify,
+}
+
+/// Per-part state shared with its task.
+#[derive(Debug, Default)]
+struct PartShared {
+    /// Batches queued, not yet taken.
+    queued: AtomicUsize,
+    /// Whether the consumer is reading this part now.
+    front: AtomicBool,
+}
+
+impl Flow {
+    /// Wait until `part` may queue a batch of `bytes`: the front part may hold
+    /// [`SPLIT_QUEUE_BATCHES`] batches, the others share [`ReadOptions::read_ahead_bytes`].
+    async fn admit(&self, part: &PartShared, bytes: usize) {
+        loop {
+            let changed = self.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            let room = if part.front.load(Ordering::Acquire) {
+                part.queued.load(Ordering::Acquire) < SPLIT_QUEUE_BATCHES
+            } else {
+                self.buffered.load(Ordering::Acquire).saturating_add(bytes) <= self.budget
+            };
+            if room {
+                break;
+            }
+            changed.await;
+        }
+        self.buffered.fetch_add(bytes, Ordering::AcqRel);
+        part.queued.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The consumer took a batch of `bytes` from `part`.
+    fn taken(&self, part: &PartShared, bytes: usize) {
+        self.buffered.fetch_sub(bytes, Ordering::AcqRel);
+        part.queued.fetch_sub(1, Ordering::AcqRel);
+        self.changed.notify_waiters();
+    }
+}
+
+/// A running part: its batches arrive on `rx`; the task is aborted when this is dropped.
+struct RunningPart {
+    rx: mpsc::UnboundedReceiver<Queued>,
+    shared: Arc<PartShared>,
     task: JoinHandle<()>,
 }
 
-impl Drop for RunningSplit {
+impl Drop for RunningPart {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-/// State of a split-ordered, bounded-parallel read.
+/// State of a part-ordered, bounded-parallel read.
 struct ReadState {
     host: ObjectStoreHost,
     ctx: Arc<ReadContext>,
-    waiting: std::vec::IntoIter<DataSplit>,
-    running: VecDeque<RunningSplit>,
+    flow: Arc<Flow>,
+    /// Splits not yet cut into parts.
+    splits: std::vec::IntoIter<DataSplit>,
+    /// Parts of the current split not yet started.
+    waiting: VecDeque<DataSplit>,
+    running: VecDeque<RunningPart>,
     in_flight: usize,
     /// Rows still allowed (`None`: no limit).
     remaining: Option<u64>,
@@ -361,33 +447,52 @@ struct ReadState {
 }
 
 impl ReadState {
-    fn start_splits(&mut self) {
-        while self.running.len() < self.in_flight {
-            let Some(split) = self.waiting.next() else {
-                return;
-            };
-            let (tx, rx) = mpsc::channel(SPLIT_QUEUE_BATCHES);
-            let task = tokio::spawn(drive_split(
-                self.host.clone(),
-                Arc::clone(&self.ctx),
-                split,
-                tx,
-            ));
-            self.running.push_back(RunningSplit { rx, task });
+    fn next_part(&mut self) -> Option<DataSplit> {
+        loop {
+            if let Some(part) = self.waiting.pop_front() {
+                return Some(part);
+            }
+            let split = self.splits.next()?;
+            self.waiting = independent_parts(&self.ctx, split).into();
         }
     }
 
-    /// The next batch in split order, `None` at the end (or once the limit is reached).
+    fn start_parts(&mut self) {
+        while self.running.len() < self.in_flight {
+            let Some(part) = self.next_part() else {
+                return;
+            };
+            let (tx, rx) = mpsc::unbounded_channel();
+            let shared = Arc::new(PartShared::default());
+            if self.running.is_empty() {
+                shared.front.store(true, Ordering::Release);
+            }
+            let task = tokio::spawn(drive_split(
+                self.host.clone(),
+                Arc::clone(&self.ctx),
+                part,
+                Sender {
+                    tx,
+                    flow: Arc::clone(&self.flow),
+                    part: Arc::clone(&shared),
+                },
+            ));
+            self.running.push_back(RunningPart { rx, shared, task });
+        }
+    }
+
+    /// The next batch in part order, `None` at the end (or once the limit is reached).
     async fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if self.finished || self.remaining == Some(0) {
                 self.finish();
                 return None;
             }
-            self.start_splits();
+            self.start_parts();
             let front = self.running.front_mut()?;
             match front.rx.recv().await {
-                Some(Ok(batch)) => {
+                Some(Ok((batch, bytes))) => {
+                    self.flow.taken(&front.shared, bytes);
                     let batch = match self.remaining {
                         Some(left) if (batch.num_rows() as u64) >= left => {
                             // `left < num_rows` fits in usize.
@@ -411,32 +516,45 @@ impl ReadState {
                 }
                 None => {
                     self.running.pop_front();
+                    if let Some(next) = self.running.front() {
+                        next.shared.front.store(true, Ordering::Release);
+                        self.flow.changed.notify_waiters();
+                    }
                 }
             }
         }
     }
 
-    /// Stop: cancel running splits, never start the others.
+    /// Stop: cancel running parts, never start the others.
     fn finish(&mut self) {
         self.finished = true;
         self.running.clear();
-        self.waiting = Vec::new().into_iter();
+        self.waiting.clear();
+        self.splits = Vec::new().into_iter();
     }
 }
 
-/// Stream `splits` through `read_split` machines, `in_flight` at a time, in split order.
+/// Stream `splits` through `read_split` machines (one per independent part), `in_flight` at a
+/// time, in order, reading ahead at most `read_ahead_bytes` beyond the front part.
 fn stream_splits(
     host: ObjectStoreHost,
     ctx: Arc<ReadContext>,
     splits: Vec<DataSplit>,
     in_flight: usize,
+    read_ahead_bytes: usize,
 ) -> RecordBatchStream {
     let schema = Arc::clone(&ctx.output_schema);
     let state = ReadState {
         host,
         remaining: ctx.limit,
         ctx,
-        waiting: splits.into_iter(),
+        flow: Arc::new(Flow {
+            buffered: AtomicUsize::new(0),
+            budget: read_ahead_bytes,
+            changed: Notify::new(),
+        }),
+        splits: splits.into_iter(),
+        waiting: VecDeque::new(),
         running: VecDeque::new(),
         in_flight: in_flight.max(1),
         finished: false,
@@ -451,14 +569,25 @@ fn stream_splits(
     }
 }
 
+/// The sending side of a running part.
+struct Sender {
+    tx: mpsc::UnboundedSender<Queued>,
+    flow: Arc<Flow>,
+    part: Arc<PartShared>,
+}
+
+impl Sender {
+    /// Queue `batch` once the read-ahead rules allow; `false` when the consumer is gone.
+    async fn send(&self, batch: RecordBatch) -> bool {
+        let bytes = batch.get_array_memory_size();
+        self.flow.admit(&self.part, bytes).await;
+        self.tx.send(Ok((batch, bytes))).is_ok()
+    }
+}
+
 /// Drive one split's machine, sending its batches to `tx`; a failure is sent as the last item.
 /// Ends early (without error) when the receiver is gone.
-async fn drive_split(
-    host: ObjectStoreHost,
-    ctx: Arc<ReadContext>,
-    split: DataSplit,
-    tx: mpsc::Sender<Result<RecordBatch>>,
-) {
+async fn drive_split(host: ObjectStoreHost, ctx: Arc<ReadContext>, split: DataSplit, tx: Sender) {
     let context = format!(
         "table {}: read split {} (snapshot {})",
         host.url(),
@@ -475,7 +604,7 @@ async fn drive_split(
             },
             DriveError::Closed => return,
         };
-        let _ = tx.send(Err(e)).await;
+        let _ = tx.tx.send(Err(e));
     }
 }
 
@@ -489,7 +618,7 @@ enum DriveError {
 async fn drive_machine(
     host: &ObjectStoreHost,
     mut machine: Machine<RecordBatch>,
-    tx: &mpsc::Sender<Result<RecordBatch>>,
+    tx: &Sender,
 ) -> std::result::Result<(), DriveError> {
     loop {
         // The step decodes and merges: CPU work, off the async workers.
@@ -507,7 +636,7 @@ async fn drive_machine(
                 }
             }
             Step::Emit(batch) => {
-                if tx.send(Ok(batch)).await.is_err() {
+                if !tx.send(batch).await {
                     return Err(DriveError::Closed);
                 }
             }

@@ -246,6 +246,47 @@ pub fn read_split(ctx: Arc<ReadContext>, split: DataSplit) -> Machine<RecordBatc
     })
 }
 
+/// `split` cut into parts that read independently: reading each part with [`read_split`] and
+/// concatenating the outputs in order gives exactly the batches (rows, order, batch
+/// boundaries) of reading `split` itself. Hosts with threads read the parts concurrently.
+///
+/// Append splits (without row ranges) become one part per data file, with its deletion
+/// file; every other split (primary-key merges, data-evolution row-id groups) stays whole.
+/// Limits apply per [`read_split`] machine, so a host reading parts must apply the scan's
+/// limit to the concatenated output.
+pub fn independent_parts(ctx: &ReadContext, split: DataSplit) -> Vec<DataSplit> {
+    if ctx.table_kind != TableKind::Append || ctx.row_ranges.is_some() || split.data_files.len() < 2
+    {
+        return vec![split];
+    }
+    let DataSplit {
+        snapshot_id,
+        partition,
+        bucket,
+        bucket_path,
+        total_buckets,
+        data_files,
+        deletion_files,
+        raw_convertible,
+    } = split;
+    data_files
+        .into_iter()
+        .enumerate()
+        .map(|(i, file)| DataSplit {
+            snapshot_id,
+            partition: partition.clone(),
+            bucket,
+            bucket_path: bucket_path.clone(),
+            total_buckets,
+            data_files: vec![file],
+            deletion_files: deletion_files
+                .as_ref()
+                .map(|d| vec![d.get(i).cloned().flatten()]),
+            raw_convertible,
+        })
+        .collect()
+}
+
 /// A machine reading splits one after the other (for hosts without threads); the limit
 /// applies to the whole read.
 pub fn read_splits(ctx: Arc<ReadContext>, splits: Vec<DataSplit>) -> Machine<RecordBatch> {

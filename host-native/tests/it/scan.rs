@@ -440,6 +440,7 @@ async fn parallel_read_matches_serial_read(table: &str) {
         .await
         .unwrap();
     assert_eq!(serial, parallel, "{table}");
+    parts_match_whole_splits(table).await;
     let rows: usize = serial.iter().map(|b| b.num_rows()).sum();
     assert_eq!(rows, expected_read(table, "latest").len(), "{table}");
     assert!(serial.iter().all(|b| b.num_rows() <= 3));
@@ -458,10 +459,60 @@ async fn parallel_read_matches_serial_read(table: &str) {
     }
 }
 
+/// Files of append splits are read as separate parts, concurrently: the batches equal the
+/// core's whole-split machine reading the splits one after the other, whatever the
+/// read-ahead budget.
+async fn parts_match_whole_splits(table: &str) {
+    use paimon_native::Table;
+    let t = Table::open(&table_dir(table)).await.unwrap();
+    let plan = t.scan().plan().await.unwrap();
+    let ctx = paimon_kernel::read::ReadContext::try_new(&plan, None, None, None, 3).unwrap();
+    let whole = t
+        .host()
+        .run_to_vec(paimon_kernel::read::read_splits(
+            std::sync::Arc::new(ctx),
+            plan.splits.clone(),
+        ))
+        .await
+        .unwrap();
+    assert!(!whole.is_empty(), "{table}");
+    // 1 byte: parts behind the front one queue nothing; 1 GiB: no effective bound.
+    for (in_flight, read_ahead) in [(1, 0), (3, 1usize), (3, 1 << 30)] {
+        let got = t
+            .scan()
+            .with_splits_in_flight(in_flight)
+            .with_read_ahead_bytes(read_ahead)
+            .with_batch_size(3)
+            .to_batches()
+            .await
+            .unwrap();
+        assert_eq!(
+            got, whole,
+            "{table} in flight {in_flight} read-ahead {read_ahead}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parts_of_append_splits_keep_file_order() {
+    for table in [
+        "append_partitioned",
+        "append_fixed_bucket",
+        "append_tags_rollback",
+        "evo_append",
+        "de_dv_delete",
+        "blob_update",
+        "pk_dedup_partitioned",
+    ] {
+        parts_match_whole_splits(table).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_reads_keep_split_order_multi_thread() {
     for table in [
         "append_partitioned",
+        "append_fixed_bucket",
         "pk_dedup_partitioned",
         "pk_dynamic_bucket",
     ] {
