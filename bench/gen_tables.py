@@ -22,6 +22,10 @@ Creates database `bench` with:
               other columns last_non_null_value (the default).
   plan_1k   : append table, bucket=20 (bucket-key id), 50 commits of 2,000 rows:
               50 snapshots, 1,000 data files (planning / metadata cost).
+  blob_100m : data-evolution table (row-tracking + data-evolution, BLOB column `data`), one
+              commit of BLOB_ROWS rows (see blob_spec): 100 blobs of 1 MiB, two of 16 MiB, an
+              empty and a NULL blob, all in ONE .blob file of 138 MB (blob.target-file-size
+              256 MiB) next to one small parquet file (id, label). Blob bytes: blob_bytes(i).
 Deterministic (seeded).
 """
 import sys, time
@@ -114,10 +118,51 @@ def partial_batch(k, ids, seed):
     return pa.Table.from_arrays(cols, schema=PK_SCHEMA)
 
 
+# blob_100m: row i (= _ROW_ID, = id) holds blob_bytes(i); sizes from blob_spec().
+BLOB_SCHEMA = pa.schema([("id", pa.int32()), ("label", pa.string()), ("data", pa.large_binary())])
+BLOB_OPTS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+MIB = 1 << 20
+
+
+def blob_spec():
+    """(id, size or None for NULL) of every row of blob_100m, in _ROW_ID order."""
+    sizes = [MIB] * 50 + [16 * MIB, 0, None] + [MIB] * 50 + [16 * MIB]
+    return list(enumerate(sizes))
+
+
+def blob_bytes(i, size):
+    """Deterministic bytes of row i (numpy PCG64 seeded with 7000 + i)."""
+    return None if size is None else np.random.default_rng(7000 + i).bytes(size)
+
+
+def gen_blob(catalog):
+    t0 = time.time()
+    catalog.create_table("bench.blob_100m", Schema.from_pyarrow_schema(
+        BLOB_SCHEMA, options=dict(BLOB_OPTS)), True)
+    t = catalog.get_table("bench.blob_100m")
+    spec = blob_spec()
+    data = pa.Table.from_pydict({
+        "id": pa.array([i for i, _ in spec], pa.int32()),
+        "label": pa.array(["null" if s is None else "size-%d" % s for _, s in spec]),
+        "data": pa.array([blob_bytes(i, s) for i, s in spec], pa.large_binary()),
+    }, schema=BLOB_SCHEMA)
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    c = wb.new_commit()
+    w.write_arrow(data)
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    print("blob_100m written in %.1fs" % (time.time() - t0), flush=True)
+
+
 def main():
     catalog = CatalogFactory.create({"warehouse": WH})
     catalog.create_database("bench", True)
-    want = set(sys.argv[2:]) or {"append_2m", "pk_dedup_1m", "pk_partial_1m", "pk_agg_1m", "plan_1k"}
+    want = set(sys.argv[2:]) or {"append_2m", "pk_dedup_1m", "pk_partial_1m", "pk_agg_1m", "plan_1k",
+                                 "blob_100m"}
+    if "blob_100m" in want:
+        gen_blob(catalog)
     if "append_2m" in want:
         gen_append(catalog)
     if "pk_dedup_1m" in want:

@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
 """Markdown summary of run.sh's results.tsv: one table per bench table, then the ratios.
 
-usage: python summarize.py results.tsv
+usage: python summarize.py results.tsv [blob_io.tsv]
 Ratios use medians of the same run. kernel = paimon-kernel CLI on both cores; kernel1c = the
 same pinned to one core (taskset -c 0); floor1/floor2 = parquet crate decode on 1/2 threads.
 The last line of a reader wins when results.tsv holds several runs of it.
+Case 4: blob_100m is the full read (MB/s over the .parquet + .blob bytes), blob_one the
+extraction of one blob (MB/s over the blob's bytes); blob_io.tsv (from blob_io.py) adds the
+requests and bytes each reader fetched.
 """
 import csv, sys
 
 rows = {}
 order = []
+io = {}
+if len(sys.argv) > 2:
+    try:
+        for r in csv.DictReader(open(sys.argv[2]), delimiter="\t"):
+            io.setdefault(r["table"], {})[r["reader"]] = r
+    except FileNotFoundError:
+        pass
 for r in csv.DictReader(open(sys.argv[1]), delimiter="\t"):
     if r["table"] not in order:
         order.append(r["table"])
@@ -20,6 +30,8 @@ NAMES = {
     "floor2": "parquet decode floor, 2 threads", "kernel": "paimon-kernel, 2 cores",
     "kernel1c": "paimon-kernel, pinned to 1 core", "kfiles": "paimon-kernel `files` (planning only)",
     "paimon": "`paimon` crate 0.4.0, 2 threads, streaming", "pypaimon": "pypaimon 2.1.0 (to_arrow)",
+    "kblob": "paimon-kernel `blob`, local", "kblob_http": "paimon-kernel `blob`, HTTP Range",
+    "pyblob": "pypaimon 2.1.0, row range + to_arrow, local",
 }
 
 
@@ -51,5 +63,20 @@ for t in order:
     ]:
         if a and b:
             ratios.append("%s = **%.2f×**" % (name, a / b))
+    if t == "blob_one":
+        kb = med(t, "kblob")
+        for name, a, b in [("pypaimon / kernel local (speed-up)", med(t, "pyblob"), kb),
+                           ("kernel HTTP / kernel local", med(t, "kblob_http"), kb)]:
+            if a and b:
+                ratios.append("%s = **%.2f×**" % (name, a / b))
     if ratios:
         print("\nRatios: " + "; ".join(ratios) + ".")
+    if t in io:
+        print("\nIO of one run (`.blob` reads: HTTP requests counted by the server, local reads "
+              "counted as read system calls by strace; `--io-stats`: our host's own counters):\n")
+        print("| reader | .blob reads | .blob bytes | all reads | all bytes | `--io-stats` |")
+        print("|---|---|---|---|---|---|")
+        for k, r in io[t].items():
+            print("| %s | %s | %s | %s | %s | %s |" % (
+                NAMES.get(k, k), r["blob_requests"], "{:,}".format(int(r["blob_bytes"])),
+                r["all_requests"], "{:,}".format(int(r["all_bytes"])), r["io_stats"]))

@@ -2,24 +2,59 @@
 """Correctness check of a full-table read of a bench table (run in the pypaimon venv).
 
 usage: python verify.py <table> <result.arrow>
+       python verify.py blob_one <blob file> <row id>
   <result.arrow>: Arrow IPC stream, e.g. `paimon-kernel scan T --format arrow --output F`.
 Recomputes the expected rows from gen_tables.py's deterministic generator:
+  blob_100m     : every row's id, label and blob bytes (sha256 printed per size class)
+  blob_one      : the extracted file equals blob_bytes(row id)
   append_2m     : ids 0..1,999,999, every value equal to the generator's
   pk_dedup_1m   : last writer wins per key (verify_pk.py of the shared peer bench)
   pk_partial_1m : per key and column, the last non-null value over the commits
   pk_agg_1m     : amount = sum, qty = max, other columns last non-null
 Exits 1 on any difference and prints the first differing column.
 """
-import os, sys
+import hashlib, os, sys
 import numpy as np, pyarrow as pa, pyarrow.ipc as ipc
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_tables as g
 
 table, path = sys.argv[1], sys.argv[2]
+if table == "blob_one":
+    row = int(sys.argv[3])
+    exp = g.blob_bytes(row, dict(g.blob_spec())[row])
+    got = open(path, "rb").read()
+    ok = got == exp
+    print("blob_one file=%s row_id=%d len=%d expected_len=%d sha256=%s equals_expected=%s" % (
+        os.path.basename(path), row, len(got), len(exp), hashlib.sha256(got).hexdigest()[:16], ok))
+    sys.exit(0 if ok else 1)
 with open(path, "rb") as f:
     got = ipc.open_stream(f).read_all()
 
-if table == "append_2m":
+if table == "blob_100m":
+    spec = g.blob_spec()
+    got = got.sort_by("id")
+    ids = got.column("id").to_pylist()
+    labels = got.column("label").to_pylist()
+    data = got.column("data")
+    ok = ids == [i for i, _ in spec]
+    h_got, h_exp = hashlib.sha256(), hashlib.sha256()
+    for k, (i, size) in enumerate(spec):
+        if not ok:
+            break
+        exp = g.blob_bytes(i, size)
+        v = data[k].as_py()
+        ok = v == exp and labels[k] == ("null" if size is None else "size-%d" % size)
+        if not ok:
+            print("row id %d differs (len %s, expected %s)" % (
+                i, None if v is None else len(v), size))
+        h_got.update(b"-" if v is None else v)
+        h_exp.update(b"-" if exp is None else exp)
+    print("table=blob_100m rows=%d expected_rows=%d blob_bytes=%d sha256(all blobs)=%s expected=%s"
+          % (got.num_rows, len(spec), sum(s or 0 for _, s in spec),
+             h_got.hexdigest()[:16], h_exp.hexdigest()[:16]))
+    print("equals_expected=%s" % ok)
+    sys.exit(0 if ok else 1)
+elif table == "append_2m":
     step = g.N_APPEND // 4
     exp = pa.concat_tables([g.make_batch(np.arange(i * step, (i + 1) * step, dtype=np.int64),
                                          100 + i, g.SCHEMA) for i in range(4)])

@@ -107,8 +107,8 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
     let command = match cli.command {
-        Command::Scan(a) => return cli::scan::run(a, json).await,
-        Command::Blob(a) => return cli::blob::run(a).await,
+        Command::Scan(a) => return cli::scan::run(a, json, cli.io_stats).await,
+        Command::Blob(a) => return cli::blob::run(a, cli.io_stats).await,
         Command::Record(a) => {
             let out = paimon_native::recording::record_command(a)
                 .await
@@ -144,11 +144,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
     };
     if cli.io_stats {
-        let s = table.host().stats();
-        eprintln!(
-            "io: {} rounds, {} requests, {} store calls, {} bytes fetched, {} retries",
-            s.rounds, s.requests, s.store_calls, s.bytes_fetched, s.retries
-        );
+        cli::print_io_stats(&table);
     }
     cli::print(&out.map_err(|e| cli::error_chain(&e))?);
     Ok(())

@@ -481,8 +481,19 @@ pub fn assemble_window(
             }
         }
     }
-    let values = arrow_select::interleave::interleave(&sources, &indices)
-        .map_err(|e| Error::arrow("assembling a blob bunch window", e))?;
+    // Every row taken in order from the one decoded file (the usual single-layer window):
+    // its column is the output as it is. Interleaving would copy every payload once more.
+    let in_order = sources.len() == 2
+        && sources[1].len() == indices.len()
+        && indices
+            .iter()
+            .enumerate()
+            .all(|(i, &(s, j))| s == 1 && j == i);
+    let values = match decoded.values().next() {
+        Some(rows) if in_order => Arc::clone(&rows.values),
+        _ => arrow_select::interleave::interleave(&sources, &indices)
+            .map_err(|e| Error::arrow("assembling a blob bunch window", e))?,
+    };
     Ok(BlobBunchBatch {
         values,
         row_ids: Int64Array::from(row_ids),

@@ -22,8 +22,9 @@
 //! relative to its first row id). Every bunch reads exactly the selected row ids, so bunches
 //! stay aligned; the reader checks the blob bunches' row ids against the selection.
 //!
-//! Output goes out in windows of `batch_size` rows; memory is one window per bunch plus the
-//! decoder state of the open files.
+//! Output goes out in windows of `batch_size` rows, fewer when blob bytes are read: a window
+//! then holds about [`BLOB_WINDOW_BYTES`] of blob records at most (see [`blob_window_rows`]);
+//! memory is one window per bunch plus the decoder state of the open files.
 //!
 //! Source: Java `org.apache.paimon.operation.DataEvolutionSplitRead`,
 //! `org.apache.paimon.reader.DataEvolutionFileReader`, `DataEvolutionIterator`,
@@ -52,6 +53,33 @@ use crate::read::{OutputColumn, ReadContext, Sink, deletion_file};
 use crate::scan::DataSplit;
 use crate::spec::{DataField, DataFileMeta};
 use crate::types::{cast_column_to, paimon_to_arrow_field};
+
+/// Blob record bytes a data-evolution window aims to hold at most when blob bytes (not
+/// descriptors) are read: 16 MiB.
+pub const BLOB_WINDOW_BYTES: u64 = 16 << 20;
+
+/// Rows per window of a group that reads blob bytes from `bunches` (for each blob bunch read
+/// as bytes, the `(file_size, row_count)` of its `.blob` files): `batch_size`, lowered so that
+/// `rows × Σ over bunches of the largest mean record size of a file` stays within
+/// [`BLOB_WINDOW_BYTES`]; at least 1. Mean sizes come from the file metas (no IO), so a window
+/// over a file with very uneven blobs can exceed the budget by that unevenness.
+pub fn blob_window_rows(batch_size: usize, bunches: &[Vec<(u64, u64)>]) -> usize {
+    let per_row: u64 = bunches
+        .iter()
+        .map(|files| {
+            files
+                .iter()
+                .map(|&(size, rows)| size.div_ceil(rows.max(1)))
+                .max()
+                .unwrap_or_default()
+        })
+        .fold(0u64, u64::saturating_add);
+    if per_row == 0 {
+        return batch_size.max(1);
+    }
+    let fit = usize::try_from(BLOB_WINDOW_BYTES / per_row).unwrap_or(usize::MAX);
+    fit.clamp(1, batch_size.max(1))
+}
 
 /// One row-id group of a split: files whose row-id ranges overlap (transitively).
 ///
@@ -624,6 +652,28 @@ async fn read_group(
         });
     let mut normal: BTreeMap<usize, NormalBunch> = try_join_all(opens).await?.into_iter().collect();
 
+    // Rows per window: fewer when blob bytes are read (memory).
+    let byte_bunches: Vec<Vec<(u64, u64)>> = blob_bunches
+        .iter()
+        .enumerate()
+        .filter(|(b, (id, _))| {
+            blob_used[*b] && !ctx.blob_as_descriptor && needed.iter().any(|f| f.id == *id)
+        })
+        .map(|(_, (_, members))| {
+            members
+                .iter()
+                .map(|&i| {
+                    let f = &files[i];
+                    (
+                        u64::try_from(f.file_size).unwrap_or_default(),
+                        u64::try_from(f.row_count).unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let window = blob_window_rows(ctx.batch_size, &byte_bunches);
+
     // Blob bunch readers.
     let mut blobs: BTreeMap<usize, BlobBunch> = BTreeMap::new();
     for (b, (id, members)) in blob_bunches.iter().enumerate() {
@@ -635,7 +685,7 @@ async fn read_group(
             .map(|&i| BlobFileRef::try_from_data_file(&files[i], split.file_path(&files[i])))
             .collect::<Result<Vec<_>>>()?;
         let paths: Vec<String> = refs.iter().map(|r| r.path.clone()).collect();
-        let planner = BlobFallbackPlanner::try_new(refs, Some(&selection), ctx.batch_size)?;
+        let planner = BlobFallbackPlanner::try_new(refs, Some(&selection), window)?;
         let read_field = needed.iter().find(|f| f.id == *id);
         let (kind, field, descriptor) = match read_field {
             Some(f) => (
@@ -694,7 +744,7 @@ async fn read_group(
         if sink.full() {
             break;
         }
-        let row_ids = cursor.next_window(ctx.batch_size);
+        let row_ids = cursor.next_window(window);
         if row_ids.is_empty() {
             break;
         }
@@ -759,7 +809,7 @@ pub async fn read_blob_cell<T>(
     row_id: i64,
     column: &str,
 ) -> Result<Option<bytes::Bytes>> {
-    use crate::format::blob::{BlobEntry, BlobReadOptions, read_blob_index, read_blob_rows};
+    use crate::format::blob::{BlobEntry, decode_blob_record, read_blob_index};
     let field = plan.schema.field(column).ok_or_else(|| {
         Error::invalid(format!(
             "unknown column '{column}'; the table has: {}",
@@ -811,28 +861,18 @@ pub async fn read_blob_cell<T>(
                 .map_err(|_| Error::invalid(format!("blob file {path} has a negative size")))?;
             let index = read_blob_index(io, &path, size, u64::try_from(f.row_count).ok()).await?;
             let row = (row_id - range.from) as u64;
-            match index.entry(row)? {
+            let record = match index.entry(row)? {
                 BlobEntry::Placeholder => continue,
                 BlobEntry::Null => return Ok(None),
-                _ => {}
-            }
-            let rows = read_blob_rows(
-                io,
-                &index,
-                BlobElementKind::Blob,
-                Some(&[row]),
-                &BlobReadOptions::default(),
-            )
-            .await?;
-            let values = rows
-                .values
-                .as_any()
-                .downcast_ref::<arrow_array::LargeBinaryArray>()
-                .ok_or_else(|| Error::invalid("blob values are not LargeBinary"))?;
-            if arrow_array::Array::is_null(values, 0) {
+                e @ BlobEntry::Record { .. } => e.record_range(),
+            };
+            let Some(record) = record else {
                 return Ok(None);
-            }
-            return Ok(Some(bytes::Bytes::copy_from_slice(values.value(0))));
+            };
+            // One range read of the record; the payload is a slice of it (no copy).
+            let bytes = io.read_range(&path, record).await?;
+            let payload_len = decode_blob_record(&bytes, &path, row)?.len();
+            return Ok(Some(bytes.slice(4..4 + payload_len)));
         }
         return Ok(None);
     }
@@ -974,5 +1014,27 @@ mod tests {
         assert_eq!(c.next_window(2), vec![2, 5]);
         assert_eq!(c.next_window(4), vec![7, 8, 9]);
         assert!(c.next_window(4).is_empty());
+    }
+
+    #[test]
+    fn blob_windows_are_bounded_by_the_mean_record_size() {
+        const MIB: u64 = 1 << 20;
+        // No blob bytes read (no bunch, or descriptors only): batch size as it is.
+        assert_eq!(blob_window_rows(8192, &[]), 8192);
+        assert_eq!(blob_window_rows(0, &[]), 1);
+        // The bench table: one 138,413,804-byte file of 104 rows = 1,330,902 bytes a row
+        // (rounded up): 16 MiB holds 12 of them.
+        assert_eq!(blob_window_rows(8192, &[vec![(138_413_804, 104)]]), 12);
+        // Small blobs: the batch size wins.
+        assert_eq!(blob_window_rows(8192, &[vec![(1024 * 1000, 1000)]]), 8192);
+        assert_eq!(blob_window_rows(4, &[vec![(1024 * 1000, 1000)]]), 4);
+        // A bunch counts its largest mean (4 MiB a row), bunches add up (4 + 4 MiB).
+        let layers = vec![(10 * MIB, 10), (40 * MIB, 10)];
+        assert_eq!(blob_window_rows(8192, std::slice::from_ref(&layers)), 4);
+        assert_eq!(blob_window_rows(8192, &[layers.clone(), layers]), 2);
+        // One blob larger than the budget: one row a window, never zero.
+        assert_eq!(blob_window_rows(8192, &[vec![(1 << 40, 1)]]), 1);
+        // A file meta claiming zero rows does not divide by zero.
+        assert_eq!(blob_window_rows(8192, &[vec![(64 * MIB, 0)]]), 1);
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use paimon_native::Table;
 
-use super::error_chain;
+use super::{error_chain, print_io_stats};
 
 /// Arguments of `blob`.
 #[derive(Debug, Args)]
@@ -33,8 +33,9 @@ pub(crate) struct BlobArgs {
 }
 
 /// Run `blob`; `Err` holds the message for stderr (exit code 1). A NULL blob is an error
-/// ("is NULL"), so that empty output always means an empty blob.
-pub(crate) async fn run(args: BlobArgs) -> Result<(), String> {
+/// ("is NULL"), so that empty output always means an empty blob. With `io_stats`, the IO
+/// done (rounds, requests, bytes) goes to stderr once the blob is read.
+pub(crate) async fn run(args: BlobArgs, io_stats: bool) -> Result<(), String> {
     let table = Table::open(&args.table)
         .await
         .map_err(|e| error_chain(&e))?;
@@ -49,6 +50,9 @@ pub(crate) async fn run(args: BlobArgs) -> Result<(), String> {
         .await
         .map_err(|e| error_chain(&e))?
         .ok_or_else(|| format!("column {} of row id {} is NULL", args.column, args.row_id))?;
+    if io_stats {
+        print_io_stats(&table);
+    }
     match &args.output {
         Some(path) => std::fs::write(path, &bytes)
             .map_err(|e| format!("cannot write {}: {e}", path.display())),

@@ -25,6 +25,15 @@ pub(crate) fn print(out: &str) {
     let _ = stdout.flush();
 }
 
+/// `--io-stats`: the IO `table`'s host did so far, one line on stderr.
+pub(crate) fn print_io_stats(table: &Table) {
+    let s = table.host().stats();
+    eprintln!(
+        "io: {} rounds, {} requests, {} store calls, {} bytes fetched, {} retries",
+        s.rounds, s.requests, s.store_calls, s.bytes_fetched, s.retries
+    );
+}
+
 /// The error and its sources, `: `-separated, without repeating a source already shown.
 pub(crate) fn error_chain(e: &Error) -> String {
     let mut text = e.to_string();

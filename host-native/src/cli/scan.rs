@@ -111,14 +111,14 @@ fn arrow_fail(what: &str, e: ArrowError) -> Fail {
 }
 
 /// Run `scan`; `Err` holds the message for stderr (exit code 1). A closed stdout is success.
-pub(crate) async fn run(args: ScanArgs, json: bool) -> Result<(), String> {
-    match scan(args, json).await {
+pub(crate) async fn run(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), String> {
+    match scan(args, json, io_stats).await {
         Ok(()) | Err(Fail::Quiet) => Ok(()),
         Err(Fail::Msg(m)) => Err(m),
     }
 }
 
-async fn scan(args: ScanArgs, json: bool) -> Result<(), Fail> {
+async fn scan(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), Fail> {
     let format = args
         .format
         .unwrap_or(if json { Format::Jsonl } else { Format::Table });
@@ -171,6 +171,9 @@ async fn scan(args: ScanArgs, json: bool) -> Result<(), Fail> {
         writer.write(&batch).map_err(|e| arrow_fail(&what, e))?;
     }
     writer.finish().map_err(|e| arrow_fail(&what, e))?;
+    if io_stats {
+        super::print_io_stats(&table);
+    }
     Ok(())
 }
 

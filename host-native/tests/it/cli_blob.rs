@@ -151,3 +151,88 @@ fn scan_blob_as_descriptor_returns_descriptors_into_the_blob_files() {
     assert!(d.uri().starts_with("file://"), "{}", d.uri());
     assert_eq!(d.length(), 4096);
 }
+
+/// Sum of the sizes of the files under `dir`, recursively.
+fn tree_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                tree_size(&e.path())
+            } else {
+                e.metadata().unwrap().len()
+            }
+        })
+        .sum()
+}
+
+/// `(requests, bytes fetched)` from an `--io-stats` line on stderr.
+fn io_stats(stderr: &[u8]) -> (u64, u64) {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().find(|l| l.starts_with("io: ")).unwrap();
+    let num_before = |what: &str| -> u64 {
+        let head = &line[..line.find(what).unwrap()];
+        head.trim_end().rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    (num_before(" requests"), num_before(" bytes fetched"))
+}
+
+#[test]
+fn blob_and_scan_print_io_stats_and_blob_reads_only_the_record_and_the_tail() {
+    // blob_single row id 8: the 65,536-byte blob (record of 65,552 bytes) in a .blob file of
+    // about 333 KB; the planning reads snapshot, schema and manifests only.
+    let dir = corpus().join("corpus.db").join("blob_single");
+    let metadata: u64 = ["snapshot", "schema", "manifest"]
+        .iter()
+        .map(|d| tree_size(&dir.join(d)))
+        .sum();
+    let out = run(&[
+        "blob",
+        dir.to_str().unwrap(),
+        "--row-id",
+        "8",
+        "--column",
+        "data",
+        "--io-stats",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout.len(), 65_536);
+    let (requests, bytes) = io_stats(&out.stderr);
+    assert!(bytes >= 65_552, "{bytes}");
+    assert!(
+        bytes <= 65_552 + 16 * 1024 + metadata,
+        "{bytes} > record + tail + {metadata}"
+    );
+    assert!(requests >= 2, "{requests}");
+    // scan: every blob byte of the table once.
+    let blobs: u64 = std::fs::read_dir(dir.join("bucket-0"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".blob"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    let out = run(&[
+        "scan",
+        dir.to_str().unwrap(),
+        "--format",
+        "arrow",
+        "--output",
+        "/dev/null",
+        "--io-stats",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, bytes) = io_stats(&out.stderr);
+    assert!(bytes > blobs * 9 / 10, "{bytes} of {blobs} blob bytes");
+    // At most the table once, plus each .blob file's tail (read before its records).
+    let most = tree_size(&dir) + 2 * 16 * 1024;
+    assert!(bytes <= most, "{bytes} > {most}");
+}

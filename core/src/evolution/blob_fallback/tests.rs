@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::*;
 use crate::evolution::row_range::parse_row_ranges;
-use crate::format::blob::{BlobFileWriter, decode_blob_file_index};
+use crate::format::blob::{BlobFileWriter, decode_blob_file_index, decode_blob_rows};
 use crate::format::blob_descriptor::BlobDescriptor;
 use crate::io::{IoOp, Machine, MemoryStore, Step};
 use crate::util::hex;
@@ -522,6 +522,54 @@ fn resolve_and_assemble_are_pure() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("was not decoded"), "{e}");
+}
+
+#[test]
+fn a_window_read_in_order_from_one_file_is_not_copied() {
+    let files = [tf(0, 1, vec![v("a0"), N, v("a2")])];
+    let (store, refs) = build(&files);
+    let mut planner = BlobFallbackPlanner::try_new(refs.clone(), None, 3).unwrap();
+    let plan = planner.next_window().unwrap();
+    let file = &store.objects[&refs[0].path];
+    let idx = decode_blob_file_index(file, &refs[0].path).unwrap();
+    let res = resolve_window(&plan, |_, r| idx.entry(r)).unwrap();
+    let rows = decode_blob_rows(
+        file,
+        &idx,
+        BlobElementKind::Blob,
+        Some(&[0, 1, 2]),
+        &BlobReadOptions::default(),
+    )
+    .unwrap();
+    let decoded = BTreeMap::from([(0, rows)]);
+    let out = assemble_window(
+        &plan,
+        &res,
+        &refs,
+        &decoded,
+        BlobElementKind::Blob,
+        PlaceholderPolicy::Reject,
+    )
+    .unwrap();
+    let vals = out.values.as_binary::<i64>();
+    assert_eq!(vals.value(0), b"a0");
+    assert!(vals.is_null(1));
+    assert_eq!(vals.value(2), b"a2");
+    assert_eq!(out.row_ids.values().as_ref(), &[0, 1, 2]);
+    // The same value buffer as the decoded column: no copy.
+    let src = decoded[&0].values.as_binary::<i64>();
+    assert_eq!(vals.values().as_ptr(), src.values().as_ptr());
+    // Taken out of order (second layer winning a middle row), values are assembled as before.
+    let rows = run(
+        &store,
+        &refs,
+        Some(&rr("0,2")),
+        2,
+        PlaceholderPolicy::Reject,
+    )
+    .unwrap();
+    assert_eq!(txt(&rows[0]).as_deref(), Some("a0"));
+    assert_eq!(txt(&rows[1]).as_deref(), Some("a2"));
 }
 
 // ---------------------------------------------------------------------------------------------
