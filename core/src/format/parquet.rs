@@ -131,15 +131,20 @@ pub fn decode_parquet_metadata(
     let data_end = file_size - needed;
     for (i, rg) in metadata.row_groups().iter().enumerate() {
         for column in rg.columns() {
-            let (offset, len) = column.byte_range();
-            check_range(
-                path,
-                FORMAT,
-                &format!("row group {i} column chunk {}", column.column_path()),
-                offset,
-                len,
-                data_end,
-            )?;
+            let what = format!("row group {i} column chunk {}", column.column_path());
+            // `ColumnChunkMetaData::byte_range` asserts these are not negative: check first.
+            let start = column
+                .dictionary_page_offset()
+                .unwrap_or(column.data_page_offset());
+            let len = column.compressed_size();
+            let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(len)) else {
+                return Err(Error::corrupt(
+                    path,
+                    FORMAT,
+                    format!("{what} has a negative offset {start} or length {len}"),
+                ));
+            };
+            check_range(path, FORMAT, &what, start, len, data_end)?;
         }
         if rg.num_rows() < 0 {
             return Err(Error::corrupt(

@@ -8,6 +8,7 @@ mod corpus_manifests;
 mod corpus_metadata;
 mod data_files;
 mod de_read;
+mod fuzz_regressions;
 mod merge_corpus;
 mod predicate_corpus;
 mod predicate_types;
