@@ -19,6 +19,7 @@ pub(crate) fn read_records(
     path: &str,
     format: &'static str,
 ) -> Result<Vec<Vec<(String, Value)>>> {
+    check_header_map(bytes, path, format)?;
     let reader = apache_avro::Reader::new(bytes)
         .map_err(|e| Error::corrupt(path, format, format!("bad Avro container header: {e}")))?;
     let mut out = Vec::new();
@@ -37,6 +38,69 @@ pub(crate) fn read_records(
         }
     }
     Ok(out)
+}
+
+/// Walk the metadata map of the container header (magic `Obj\x01`, then blocks of
+/// `count` (zig-zag long; negative: followed by the block's byte size) key/value pairs of
+/// length-prefixed bytes, ending with a 0 count) and check that every block count and length
+/// fits in the remaining bytes. apache-avro 0.21 reserves a map block's `count` entries
+/// before reading them, so a forged count in a tiny file would allocate gigabytes.
+fn check_header_map(bytes: &[u8], path: &str, format: &'static str) -> Result<()> {
+    let bad = |reason: String| {
+        Error::corrupt(path, format, format!("bad Avro container header: {reason}"))
+    };
+    if bytes.get(..4) != Some(b"Obj\x01".as_slice()) {
+        return Err(bad("missing magic Obj\\x01".to_string()));
+    }
+    let mut pos = 4usize;
+    let long = |pos: &mut usize| -> Result<i64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&b) = bytes.get(*pos) else {
+                return Err(bad(format!("metadata map truncated at byte {pos}")));
+            };
+            *pos += 1;
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(((value >> 1) as i64) ^ -((value & 1) as i64));
+            }
+        }
+        Err(bad(format!(
+            "varint longer than 10 bytes before byte {pos}"
+        )))
+    };
+    loop {
+        let count = long(&mut pos)?;
+        if count == 0 {
+            return Ok(());
+        }
+        if count < 0 {
+            long(&mut pos)?; // the block's size in bytes
+        }
+        let remaining = bytes.len().saturating_sub(pos) as u64;
+        // Every entry takes at least two bytes (the key and value lengths).
+        if count.unsigned_abs() > remaining / 2 {
+            return Err(bad(format!(
+                "metadata map block of {count} entries at byte {pos} but only {remaining} bytes left"
+            )));
+        }
+        for _ in 0..count.unsigned_abs() * 2 {
+            let len = long(&mut pos)?;
+            let end = u64::try_from(len)
+                .ok()
+                .and_then(|l| (pos as u64).checked_add(l))
+                .filter(|e| *e <= bytes.len() as u64);
+            match end {
+                Some(e) => pos = e as usize,
+                None => {
+                    return Err(bad(format!(
+                        "metadata map string of {len} bytes at byte {pos} exceeds the file of {} bytes",
+                        bytes.len()
+                    )));
+                }
+            }
+        }
+    }
 }
 
 /// Strip union wrappers; `None` for null.
