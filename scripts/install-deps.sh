@@ -8,6 +8,8 @@ command -v clang >/dev/null 2>&1 || need_apt+=(clang)        # zstd-sys and frie
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # browser tests of host-wasm
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)        # wasm API tests (node --test)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)    # pypaimon, the live oracle
+python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -35,3 +37,16 @@ fi
 
 # Node packages of the host-wasm tests (playwright-core drives Debian's chromium).
 (cd host-wasm && npm ci --no-audit --no-fund)
+
+# pypaimon (the official Python implementation of Paimon) at exactly the version the corpus was
+# written with, in its own venv: scripts/test-all.sh writes fresh tables with it and checks that
+# paimon-kernel reads them as pypaimon does. PAIMON_VENV overrides the location.
+pypaimon_version=2.1.0
+venv="${PAIMON_VENV:-$HOME/.cache/paimon-kernel/venv}"
+installed=$("$venv/bin/python" -c 'from importlib.metadata import version; print(version("pypaimon"))' 2>/dev/null || true)
+if [ "$installed" != "$pypaimon_version" ]; then
+  echo "installing pypaimon $pypaimon_version into $venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pypaimon==$pypaimon_version"
+fi
+"$venv/bin/python" -c 'import pypaimon, pyarrow; from importlib.metadata import version; print("pypaimon", version("pypaimon"), "pyarrow", pyarrow.__version__)'

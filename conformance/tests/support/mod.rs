@@ -92,7 +92,9 @@ pub struct ExpectedRead {
     pub snapshot: Option<String>,
     /// `scan.tag-name`, if set.
     pub tag: Option<String>,
-    /// Options other than those two (a read the CLI cannot express).
+    /// `scan.timestamp-millis`, if set.
+    pub timestamp_millis: Option<String>,
+    /// Options other than those three (a read the CLI cannot express).
     pub other_options: Vec<String>,
     /// Projection, if any.
     pub projection: Option<Vec<String>>,
@@ -106,6 +108,7 @@ pub fn expected_reads(expected: &Value) -> Vec<ExpectedRead> {
         label: "latest".to_string(),
         snapshot: None,
         tag: None,
+        timestamp_millis: None,
         other_options: Vec::new(),
         projection: None,
         rows: expected["rows"].as_array().cloned().unwrap_or_default(),
@@ -124,9 +127,15 @@ pub fn expected_reads(expected: &Value) -> Vec<ExpectedRead> {
             label: r["label"].as_str().unwrap_or("?").to_string(),
             snapshot: options.get("scan.snapshot-id").map(text),
             tag: options.get("scan.tag-name").map(text),
+            timestamp_millis: options.get("scan.timestamp-millis").map(text),
             other_options: options
                 .keys()
-                .filter(|k| *k != "scan.snapshot-id" && *k != "scan.tag-name")
+                .filter(|k| {
+                    !matches!(
+                        k.as_str(),
+                        "scan.snapshot-id" | "scan.tag-name" | "scan.timestamp-millis"
+                    )
+                })
                 .cloned()
                 .collect(),
             projection: r["projection"]

@@ -113,6 +113,7 @@ impl ReadContext {
     ) -> Result<ReadContext> {
         let schema = plan.schema.clone();
         let options = CoreOptions::new(plan.options.clone());
+        reject_unsupported_layouts(&options)?;
         let row_tracking = options.row_tracking_enabled()?;
         if plan.row_ranges.is_some() && !row_tracking {
             return Err(Error::invalid(
@@ -374,8 +375,56 @@ async fn read_split_into(
         TableKind::Append | TableKind::DataEvolution => {
             crate::evolution::read::read_data_evolution_split(io, ctx, split, sink).await
         }
+        TableKind::PrimaryKey if reads_raw(ctx, split) => {
+            read_append_split(io, ctx, split, sink).await
+        }
         TableKind::PrimaryKey => read_primary_key_split(io, ctx, split, sink).await,
     }
+}
+
+/// Refuse tables whose data files use a physical layout this reader cannot decode, before
+/// any file is read: a MAP column with `fields.<f>.map.storage-layout = shared-shredding`
+/// (pypaimon's shredded map columns) and shredded VARIANT columns (`variant.shreddingSchema`,
+/// alias `parquet.variant.shreddingSchema`).
+///
+/// Errors: [`Error::Unsupported`] naming the option.
+fn reject_unsupported_layouts(options: &CoreOptions) -> Result<()> {
+    for (key, value) in options.map() {
+        let shared_map = key
+            .strip_prefix("fields.")
+            .and_then(|r| r.strip_suffix(".map.storage-layout"))
+            .filter(|_| !value.trim().eq_ignore_ascii_case("default"));
+        if let Some(field) = shared_map {
+            return Err(Error::unsupported(format!(
+                "MAP column {field} stored with map.storage-layout={value}"
+            )));
+        }
+        if (key == "variant.shreddingSchema" || key == "parquet.variant.shreddingSchema")
+            && !value.trim().is_empty()
+        {
+            return Err(Error::unsupported(format!(
+                "shredded VARIANT columns ({key})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a primary-key split is read file by file without merging: the planner marked it
+/// raw-convertible (one file without delete rows, or files above level 0 that need no
+/// merge) and every file records its delete row count (a file of an old writer without the
+/// count may hold delete rows and is merged). Rows are then returned as stored, whatever
+/// their row kind: pypaimon 2.1.0 records `deleteRowCount = 0` for files holding `-D`/`-U`
+/// rows, and Java reads such a single file raw too, so its delete rows stay visible.
+///
+/// Source: Java `PrimaryKeyTableRawFileSplitReadProvider.match`.
+fn reads_raw(ctx: &ReadContext, split: &DataSplit) -> bool {
+    split.raw_convertible
+        && split.data_files.iter().all(|f| f.delete_row_count.is_some())
+        && ctx
+            .columns
+            .iter()
+            .all(|c| matches!(c, OutputColumn::Field(_)))
 }
 
 pub(crate) fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile> {
