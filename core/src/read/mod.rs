@@ -420,7 +420,10 @@ fn reject_unsupported_layouts(options: &CoreOptions) -> Result<()> {
 /// Source: Java `PrimaryKeyTableRawFileSplitReadProvider.match`.
 fn reads_raw(ctx: &ReadContext, split: &DataSplit) -> bool {
     split.raw_convertible
-        && split.data_files.iter().all(|f| f.delete_row_count.is_some())
+        && split
+            .data_files
+            .iter()
+            .all(|f| f.delete_row_count.is_some())
         && ctx
             .columns
             .iter()
