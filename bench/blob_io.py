@@ -27,7 +27,7 @@ if http_log != "-":
     with open(http_log) as f:
         f.seek(start)
         lines = f.read().splitlines()
-    reqs = [(l.split()[1], int(re.search(r"bytes=(\d+)", l).group(1))) for l in lines]
+    reqs = [(l.split()[1], int(re.search(r"status=\d+ bytes=(\d+)$", l).group(1))) for l in lines]
     blob = [b for path, b in reqs if path.endswith(".blob")]
     counts = (len(blob), sum(blob), len(reqs), sum(b for _, b in reqs))
 else:
