@@ -15,12 +15,12 @@
 //!   recording host).
 //! * [`faults`]: a scripted host that perturbs the answers (reordering, expired snapshots,
 //!   truncated bodies, transient errors, unsupported listing, oversized ranges).
-//! * [`canonical`]: the canonical JSON view of Arrow results.
+//!
+//! Rows are rendered with [`paimon_kernel::canonical`] (the corpus' canonical JSON).
 
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-pub mod canonical;
 pub mod faults;
 pub mod format;
 pub mod operation;

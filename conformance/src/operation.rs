@@ -20,8 +20,6 @@ use paimon_kernel::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::canonical::render_batch;
-
 /// An operation of a case with its parameters (`case.json` `operation`).
 ///
 /// Time travel: at most one of `snapshot_id` and `tag`; `options` are further table option
@@ -306,7 +304,7 @@ pub fn scan_outcome(schema: &arrow_schema::SchemaRef, batches: &[RecordBatch]) -
     let arrow = writer.into_inner().map_err(arrow_err)?;
     let mut rows = Vec::new();
     for b in batches {
-        rows.extend(render_batch(b)?);
+        rows.extend(paimon_kernel::canonical::rows(b)?);
     }
     let columns: Vec<Value> = schema
         .fields()

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use arrow_ipc::reader::StreamReader;
 use serde_json::Value;
 
-use paimon_conformance::canonical::render_batch;
+use paimon_kernel::canonical;
 use support::{
     ExpectedRead, binary, check_rows, expected_reads, pending, pending_reads, warehouse,
     warehouse_tables,
@@ -68,7 +68,7 @@ fn scan_rows(args: &[String]) -> Result<Vec<Value>, String> {
     let mut rows = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| format!("bad Arrow IPC batch: {e}"))?;
-        rows.extend(render_batch(&batch).map_err(|e| format!("rendering rows: {e}"))?);
+        rows.extend(canonical::rows(&batch).map_err(|e| format!("rendering rows: {e}"))?);
     }
     Ok(rows)
 }

@@ -14,10 +14,13 @@
 //! * [`predicate`]: the `--where` filter: parsing, binding, partition/stats pruning, row
 //!   filtering.
 //! * [`scan`]: resolving the snapshot to read (latest, snapshot id, tag, timestamp).
+//! * [`canonical`]: Arrow values as the conformance corpus' canonical JSON (tests, the wasm
+//!   host's JSON rows).
 
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod canonical;
 pub mod error;
 pub mod evolution;
 pub mod format;

@@ -27,7 +27,6 @@
 
 pub mod conformance;
 pub mod ops;
-pub mod rows;
 pub mod scan;
 pub mod source;
 

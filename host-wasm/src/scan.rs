@@ -134,9 +134,9 @@ pub fn to_ipc(out: &ScanOutput) -> Result<Vec<u8>> {
 /// JSON of a scan: `{snapshotId, columns: [{name, type}], rows, rowCount}`.
 ///
 /// # Errors
-/// As [`crate::rows::to_rows`].
+/// As [`paimon_kernel::canonical::rows`].
 pub fn to_json(out: &ScanOutput) -> Result<Value> {
-    let rows = crate::rows::to_rows(&out.batches, &out.columns)?;
+    let rows = paimon_kernel::canonical::batches_rows(&out.batches)?;
     Ok(json!({
         "snapshotId": out.snapshot_id,
         "columns": out.columns.iter().map(|(n, t)| json!({"name": n, "type": t.sql_string()})).collect::<Vec<_>>(),

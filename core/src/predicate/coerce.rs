@@ -4,6 +4,7 @@
 
 use super::{CmpOp, Leaf, LeafOp, Literal, Test, Timestamp, Value};
 use crate::error::{Error, Result};
+use crate::spec::binary_row::civil_from_days;
 use crate::spec::{DataField, TypeKind};
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
@@ -493,19 +494,6 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 fn fixed_digits(s: &str, what: &str) -> std::result::Result<u32, String> {

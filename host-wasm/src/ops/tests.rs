@@ -7,7 +7,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::rows::hex;
+use paimon_kernel::util::hex;
 
 pub(crate) fn tables_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
