@@ -268,3 +268,116 @@ fn missing_table_and_bad_arguments() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported scheme"));
 }
+
+/// The `io: R rounds, N requests, C store calls, B bytes fetched, T retries` line of stderr.
+fn io_stats_line(stderr: &str) -> BTreeMap<String, u64> {
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("io: ")).collect();
+    assert_eq!(lines.len(), 1, "one io line expected in {stderr:?}");
+    lines[0]["io: ".len()..]
+        .split(", ")
+        .map(|part| {
+            let (n, what) = part.split_once(' ').unwrap();
+            (what.to_string(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn scan_io_stats_count_the_bytes_of_every_file_read() {
+    // append_avro: 2 commits, each wrote one manifest and one Avro data file; a scan of the
+    // latest snapshot reads snapshot/LATEST, the snapshot, its schema, its two manifest lists,
+    // both manifests and both data files, each whole (Avro data files have no footer index).
+    let name = "append_avro";
+    let dir = table_dir(name);
+    let exp = expected(name);
+    let size = |rel: &str| std::fs::metadata(dir.join(rel)).unwrap().len();
+    let snapshot: Value = serde_json::from_slice(
+        &std::fs::read(dir.join(format!("snapshot/snapshot-{}", exp["snapshot_id"]))).unwrap(),
+    )
+    .unwrap();
+    let mut read = vec![
+        "snapshot/LATEST".to_string(),
+        format!("snapshot/snapshot-{}", exp["snapshot_id"]),
+        format!("schema/schema-{}", snapshot["schemaId"]),
+        format!(
+            "manifest/{}",
+            snapshot["baseManifestList"].as_str().unwrap()
+        ),
+        format!(
+            "manifest/{}",
+            snapshot["deltaManifestList"].as_str().unwrap()
+        ),
+    ];
+    let mut manifests: Vec<String> = std::fs::read_dir(dir.join("manifest"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("manifest-") && !n.starts_with("manifest-list-"))
+        .map(|n| format!("manifest/{n}"))
+        .collect();
+    assert_eq!(manifests.len(), 2);
+    read.append(&mut manifests);
+    let files = exp["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    for f in files {
+        // Unpartitioned: `bucket-<b>/<file name>`.
+        read.push(format!(
+            "bucket-{}/{}",
+            f["bucket"],
+            f["file_path"].as_str().unwrap()
+        ));
+    }
+    let want_bytes: u64 = read.iter().map(|r| size(r)).sum();
+
+    let out = run(&[
+        "scan",
+        "--io-stats",
+        "--format",
+        "jsonl",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // stdout holds only the rows.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.lines().count(),
+        exp["row_count"].as_u64().unwrap() as usize
+    );
+    for line in stdout.lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    let stats = io_stats_line(&stderr);
+    assert_eq!(stats["bytes fetched"], want_bytes, "files read: {read:?}");
+    assert!(stats["requests"] >= read.len() as u64, "{stats:?}");
+    assert!(
+        stats["rounds"] >= 1 && stats["rounds"] <= stats["requests"],
+        "{stats:?}"
+    );
+    assert!(stats["store calls"] >= 1, "{stats:?}");
+    assert_eq!(stats["retries"], 0);
+
+    // The same line for `blob`, and nothing without the flag.
+    let out = run(&["scan", "--format", "jsonl", dir.to_str().unwrap()]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let blob = table_dir("blob_single");
+    let out = run(&[
+        "blob",
+        "--io-stats",
+        "--row-id",
+        "2",
+        "--column",
+        "data",
+        blob.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stats = io_stats_line(&stderr);
+    assert!(
+        stats["bytes fetched"] >= out.stdout.len() as u64,
+        "{stats:?}"
+    );
+}
