@@ -12,7 +12,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// The host answered an IO request with a failure the operation cannot work around
     /// (a data file that is `NotFound`, a transient error after the host's retries...).
-    #[error("IO error on {path}: {kind}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    #[error("IO error on {path}: {}", io_cause(*kind, detail))]
     Io {
         /// Path (or prefix) of the request.
         path: String,
@@ -63,6 +63,16 @@ pub enum Error {
         #[source]
         source: arrow_schema::ArrowError,
     },
+}
+
+/// `not found`, `transient failure (detail)`...; for [`IoErrorKind::Other`] the detail alone
+/// (it already says what failed).
+fn io_cause(kind: IoErrorKind, detail: &str) -> String {
+    match (kind, detail.is_empty()) {
+        (_, true) => kind.to_string(),
+        (IoErrorKind::Other, false) => detail.to_string(),
+        (_, false) => format!("{kind} ({detail})"),
+    }
 }
 
 impl Error {

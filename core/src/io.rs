@@ -474,6 +474,7 @@ type BoxedOp = Pin<Box<dyn Future<Output = Result<()>> + Send>>;
 /// Errors returned by [`Machine::step`] are final: the machine is finished after one.
 pub struct Machine<T> {
     name: &'static str,
+    description: Option<String>,
     state: Arc<Mutex<IoState<T>>>,
     op: Option<BoxedOp>,
     failed: bool,
@@ -513,6 +514,7 @@ impl<T: Send + 'static> Machine<T> {
         };
         Machine {
             name,
+            description: None,
             state,
             op: Some(Box::pin(body(io))),
             failed: false,
@@ -633,9 +635,23 @@ impl<T: Send + 'static> Machine<T> {
         }
     }
 
-    /// The machine's name.
+    /// The machine's name (an identifier for debug output and protocol errors, not for users;
+    /// see [`Machine::describe`]).
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// Say what the machine does, in the user's words and with the table it works on, e.g.
+    /// `reading snapshot 3 of table file:///t`. Hosts put it in front of the machine's
+    /// errors (`reading snapshot 3 of table file:///t: <cause>`).
+    pub fn describe(mut self, what: impl Into<String>) -> Self {
+        self.description = Some(what.into());
+        self
+    }
+
+    /// What the machine does, as given to [`Machine::describe`]; `None` if never described.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
     }
 }
 

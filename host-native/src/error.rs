@@ -43,7 +43,8 @@ pub enum Error {
     /// failure answered by this host...
     #[error("{context}: {source}")]
     Kernel {
-        /// The table location and the operation, e.g. `table file:///t: plan scan`.
+        /// What was being done, with the table location, e.g. `reading snapshot 3 of table
+        /// file:///t`.
         context: String,
         /// The core's error, which names the file (relative to the table root) and the problem.
         #[source]
@@ -51,9 +52,9 @@ pub enum Error {
     },
 
     /// A spawned task running a machine panicked or was cancelled.
-    #[error("task driving {machine} failed: {detail}")]
+    #[error("{machine}: the task failed: {detail}")]
     Task {
-        /// Name of the machine.
+        /// What the task was doing (the machine's description, with the table location).
         machine: String,
         /// What happened.
         detail: String,

@@ -202,8 +202,9 @@ impl ObjectStoreHost {
     ///
     /// Each step runs under `block_in_place` on a multi-thread runtime (see the module docs).
     ///
-    /// Errors: [`Error::Kernel`] with the table URL and machine name as context when the
-    /// machine fails (including IO failures it could not work around).
+    /// Errors: [`Error::Kernel`] when the machine fails (including IO failures it could not
+    /// work around), with the machine's [`Machine::description`] as context (`table <url>`
+    /// for an undescribed machine).
     pub async fn drive<T: Send + 'static>(
         &self,
         machine: Machine<T>,
@@ -230,7 +231,7 @@ impl ObjectStoreHost {
         F: FnMut(T) -> Fut,
         Fut: Future<Output = bool>,
     {
-        let context = |m: &Machine<T>| format!("table {}: {}", self.url(), m.name());
+        let context = |m: &Machine<T>| self.context_of(m);
         loop {
             let step =
                 step_machine(&mut machine).map_err(|e| Error::kernel(context(&machine), e))?;
@@ -288,16 +289,25 @@ impl ObjectStoreHost {
         Ok(out)
     }
 
+    /// What `machine` does, for messages: its [`Machine::description`], or `table <url>`.
+    fn context_of<T: Send + 'static>(&self, machine: &Machine<T>) -> String {
+        match machine.description() {
+            Some(d) => d.to_string(),
+            None => format!("table {}", self.url()),
+        }
+    }
+
     /// Drive `machine` to the end and return its single emitted value.
     ///
     /// Errors: [`Error::Kernel`] with a protocol error when it emitted nothing or more than
     /// one value.
     pub async fn run_once<T: Send + 'static>(&self, machine: Machine<T>) -> Result<T> {
         let name = machine.name();
+        let context = self.context_of(&machine);
         let mut items = self.run_to_vec(machine).await?;
         if items.len() != 1 {
             return Err(Error::kernel(
-                format!("table {}: {name}", self.url()),
+                context,
                 paimon_kernel::Error::Protocol {
                     detail: format!("expected one result, got {}", items.len()),
                 },
@@ -324,12 +334,12 @@ impl ObjectStoreHost {
     ) -> Result<Vec<Vec<T>>> {
         let handles: Vec<_> = machines
             .into_iter()
-            .map(|m| (m.name(), self.spawn(m)))
+            .map(|m| (self.context_of(&m), self.spawn(m)))
             .collect();
         let mut out = Vec::with_capacity(handles.len());
-        for (name, handle) in handles {
+        for (context, handle) in handles {
             let items = handle.await.map_err(|e| Error::Task {
-                machine: name.to_string(),
+                machine: context,
                 detail: e.to_string(),
             })??;
             out.push(items);

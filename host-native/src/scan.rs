@@ -208,19 +208,23 @@ impl TableScan {
     /// # Errors
     /// [`Error::Kernel`]: unknown column, a row id no file holds, a deleted row, corrupt files.
     pub async fn read_blob(&self, row_id: i64, column: &str) -> Result<Option<bytes::Bytes>> {
-        let range = RowRange::try_new(row_id, row_id)
-            .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e))?;
+        let what = format!(
+            "reading column '{column}' of row id {row_id} in {} of table {}",
+            self.travel,
+            self.table.location()
+        );
+        let range = RowRange::try_new(row_id, row_id).map_err(|e| Error::kernel(&what, e))?;
         let request = self.request(None).with_row_ranges(vec![range]);
         let column = column.to_string();
         self.table
             .host()
-            .run_once(Machine::once(
-                "ReadBlob",
-                move |io: Io<Option<bytes::Bytes>>| async move {
+            .run_once(
+                Machine::once("ReadBlob", move |io: Io<Option<bytes::Bytes>>| async move {
                     let plan = plan_scan(&io, &request).await?;
                     read_blob_cell(&io, &plan, row_id, &column).await
-                },
-            ))
+                })
+                .describe(what),
+            )
             .await
     }
 
@@ -236,7 +240,7 @@ impl TableScan {
             Some(Filter::Predicate(p)) => Ok(Some(p.clone())),
             Some(Filter::Text(t)) => Predicate::parse(t)
                 .map(Some)
-                .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e)),
+                .map_err(|e| Error::kernel(self.reading(), e)),
         }
     }
 
@@ -279,9 +283,12 @@ impl TableScan {
         let request = self.request(filter);
         self.table
             .host()
-            .run_once(Machine::once("PlanScan", move |io: Io<Plan>| async move {
-                plan_scan(&io, &request).await
-            }))
+            .run_once(
+                Machine::once("PlanScan", move |io: Io<Plan>| async move {
+                    plan_scan(&io, &request).await
+                })
+                .describe(self.reading()),
+            )
             .await
     }
 
@@ -302,7 +309,7 @@ impl TableScan {
             self.read.limit,
             self.read.batch_size,
         )
-        .map_err(|e| Error::kernel(format!("table {}", self.table.location()), e))?
+        .map_err(|e| Error::kernel(self.reading(), e))?
         .with_blob_descriptor_uri_prefix(format!(
             "{}/",
             self.table.location().trim_end_matches('/')
@@ -589,10 +596,10 @@ impl Sender {
 /// Ends early (without error) when the receiver is gone.
 async fn drive_split(host: ObjectStoreHost, ctx: Arc<ReadContext>, split: DataSplit, tx: Sender) {
     let context = format!(
-        "table {}: read split {} (snapshot {})",
-        host.url(),
-        split.bucket_path,
-        split.snapshot_id
+        "reading {} of snapshot {} of table {}",
+        split.bucket_path.trim_end_matches('/'),
+        split.snapshot_id,
+        host.url()
     );
     let machine = read_split(ctx, split);
     if let Err(e) = drive_machine(&host, machine, &tx).await {

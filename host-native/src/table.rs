@@ -73,7 +73,7 @@ impl Table {
     pub async fn open_with_host(host: ObjectStoreHost) -> Result<Self> {
         let table = Table { host };
         let exists = table
-            .run("TableProbe", |io| async move {
+            .run("TableProbe", "opening", |io| async move {
                 if latest_schema_id(&io).await?.is_some() {
                     return Ok(true);
                 }
@@ -98,14 +98,24 @@ impl Table {
         &self.host
     }
 
-    /// Run an operation as a machine on this table's host and return its one result.
-    async fn run<R, F, Fut>(&self, name: &'static str, body: F) -> Result<R>
+    /// Run an operation as a machine on this table's host and return its one result. `doing`
+    /// says what it does for error messages (`reading schema 2` → `reading schema 2 of table
+    /// <url>: <cause>`).
+    async fn run<R, F, Fut>(
+        &self,
+        name: &'static str,
+        doing: impl Into<String>,
+        body: F,
+    ) -> Result<R>
     where
         R: Send + 'static,
         F: FnOnce(Io<R>) -> Fut,
         Fut: Future<Output = paimon_kernel::Result<R>> + Send + 'static,
     {
-        self.host.run_once(Machine::once(name, body)).await
+        let what = format!("{} of table {}", doing.into(), self.location());
+        self.host
+            .run_once(Machine::once(name, body).describe(what))
+            .await
     }
 
     /// The latest snapshot, `None` for a table without snapshots.
@@ -113,9 +123,11 @@ impl Table {
     /// # Errors
     /// [`Error::Kernel`] when a snapshot file is missing or corrupt (the message names it).
     pub async fn latest_snapshot(&self) -> Result<Option<Snapshot>> {
-        self.run("LatestSnapshot", |io| async move {
-            resolve_snapshot(&io, &TimeTravel::Latest).await
-        })
+        self.run(
+            "LatestSnapshot",
+            "reading the latest snapshot",
+            |io| async move { resolve_snapshot(&io, &TimeTravel::Latest).await },
+        )
         .await
     }
 
@@ -132,7 +144,7 @@ impl Table {
             .map(|(s, _)| s)
             .ok_or_else(|| {
                 Error::kernel(
-                    format!("table {}", self.location()),
+                    format!("reading snapshot {id} of table {}", self.location()),
                     paimon_kernel::Error::invalid(format!("snapshot {id} does not exist")),
                 )
             })
@@ -143,8 +155,10 @@ impl Table {
     /// # Errors
     /// [`Error::Kernel`] when a snapshot file is corrupt (the message names it).
     pub async fn snapshots(&self) -> Result<Vec<Snapshot>> {
-        self.run("Snapshots", |io| async move { list_snapshots(&io).await })
-            .await
+        self.run("Snapshots", "listing the snapshots", |io| async move {
+            list_snapshots(&io).await
+        })
+        .await
     }
 
     /// The latest schema (the table's current columns, keys and options).
@@ -152,11 +166,15 @@ impl Table {
     /// # Errors
     /// [`Error::Kernel`]: no schema file (`Invalid`), or a corrupt one (`Corrupt`, naming it).
     pub async fn schema(&self) -> Result<TableSchema> {
-        self.run("LatestSchema", |io| async move {
-            read_latest_schema(&io)
-                .await?
-                .ok_or_else(|| paimon_kernel::Error::invalid("the table has no schema file"))
-        })
+        self.run(
+            "LatestSchema",
+            "reading the latest schema",
+            |io| async move {
+                read_latest_schema(&io)
+                    .await?
+                    .ok_or_else(|| paimon_kernel::Error::invalid("the table has no schema file"))
+            },
+        )
         .await
     }
 
@@ -167,6 +185,7 @@ impl Table {
     pub async fn schema_by_id(&self, id: i64) -> Result<TableSchema> {
         self.run(
             "Schema",
+            format!("reading schema {id}"),
             move |io| async move { read_schema(&io, id).await },
         )
         .await
@@ -177,8 +196,10 @@ impl Table {
     /// # Errors
     /// [`Error::Kernel`] when a tag file is corrupt (naming it).
     pub async fn tags(&self) -> Result<Vec<(String, Tag)>> {
-        self.run("Tags", |io| async move { list_tags(&io).await })
-            .await
+        self.run("Tags", "listing the tags", |io| async move {
+            list_tags(&io).await
+        })
+        .await
     }
 
     /// A scan of the latest snapshot; choose another with the `with_*` methods.
@@ -234,13 +255,17 @@ impl TableScan {
     pub async fn snapshot(&self) -> Result<Option<(Snapshot, TableSchema)>> {
         let travel = self.travel.clone();
         self.table
-            .run("SnapshotResolver", move |io| async move {
-                let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
-                    return Ok(None);
-                };
-                let schema = read_schema(&io, snapshot.schema_id).await?;
-                Ok(Some((snapshot, schema)))
-            })
+            .run(
+                "SnapshotResolver",
+                format!("resolving {}", self.travel),
+                move |io| async move {
+                    let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
+                        return Ok(None);
+                    };
+                    let schema = read_schema(&io, snapshot.schema_id).await?;
+                    Ok(Some((snapshot, schema)))
+                },
+            )
             .await
     }
 
@@ -254,16 +279,20 @@ impl TableScan {
     ) -> Result<Option<(Snapshot, TableSchema, Vec<ManifestFileMeta>)>> {
         let travel = self.travel.clone();
         self.table
-            .run("ManifestReader", move |io| async move {
-                let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
-                    return Ok(None);
-                };
-                let (schema, manifests) = futures::try_join!(
-                    read_schema(&io, snapshot.schema_id),
-                    read_data_manifests(&io, &snapshot)
-                )?;
-                Ok(Some((snapshot, schema, manifests)))
-            })
+            .run(
+                "ManifestReader",
+                format!("reading the manifests of {}", self.travel),
+                move |io| async move {
+                    let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
+                        return Ok(None);
+                    };
+                    let (schema, manifests) = futures::try_join!(
+                        read_schema(&io, snapshot.schema_id),
+                        read_data_manifests(&io, &snapshot)
+                    )?;
+                    Ok(Some((snapshot, schema, manifests)))
+                },
+            )
             .await
     }
 
@@ -288,29 +317,33 @@ impl TableScan {
     pub async fn data_files(&self) -> Result<Option<DataFiles>> {
         let travel = self.travel.clone();
         self.table
-            .run("DataFileReader", move |io| async move {
-                let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
-                    return Ok(None);
-                };
-                let (schema, entries) = futures::try_join!(
-                    read_schema(&io, snapshot.schema_id),
-                    read_live_entries(&io, &snapshot)
-                )?;
-                let mut ids: Vec<i64> = entries.iter().map(|e| e.file.schema_id).collect();
-                ids.sort_unstable();
-                ids.dedup();
-                ids.retain(|id| *id != schema.id);
-                let others = try_join_all(ids.iter().map(|id| read_schema(&io, *id))).await?;
-                let mut schemas: BTreeMap<i64, TableSchema> =
-                    others.into_iter().map(|s| (s.id, s)).collect();
-                schemas.insert(schema.id, schema.clone());
-                Ok(Some(DataFiles {
-                    snapshot,
-                    schema,
-                    schemas,
-                    entries,
-                }))
-            })
+            .run(
+                "DataFileReader",
+                format!("reading the data files of {}", self.travel),
+                move |io| async move {
+                    let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
+                        return Ok(None);
+                    };
+                    let (schema, entries) = futures::try_join!(
+                        read_schema(&io, snapshot.schema_id),
+                        read_live_entries(&io, &snapshot)
+                    )?;
+                    let mut ids: Vec<i64> = entries.iter().map(|e| e.file.schema_id).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids.retain(|id| *id != schema.id);
+                    let others = try_join_all(ids.iter().map(|id| read_schema(&io, *id))).await?;
+                    let mut schemas: BTreeMap<i64, TableSchema> =
+                        others.into_iter().map(|s| (s.id, s)).collect();
+                    schemas.insert(schema.id, schema.clone());
+                    Ok(Some(DataFiles {
+                        snapshot,
+                        schema,
+                        schemas,
+                        entries,
+                    }))
+                },
+            )
             .await
     }
 
@@ -333,6 +366,11 @@ impl TableScan {
     }
 
     fn context(&self, e: paimon_kernel::Error) -> Error {
-        Error::kernel(format!("table {}", self.table.location()), e)
+        Error::kernel(self.reading(), e)
+    }
+
+    /// `reading <snapshot asked for> of table <url>`, the context of this scan's errors.
+    pub(crate) fn reading(&self) -> String {
+        format!("reading {} of table {}", self.travel, self.table.location())
     }
 }

@@ -451,6 +451,22 @@ pub enum TimeTravel {
     Version(String),
 }
 
+/// The snapshot asked for, for messages: `the latest snapshot`, `snapshot 3`, `tag 'v1'`,
+/// `the latest snapshot at or before 1700000000000 (epoch ms)`, `version 'v1'`.
+impl std::fmt::Display for TimeTravel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeTravel::Latest => f.write_str("the latest snapshot"),
+            TimeTravel::SnapshotId(id) => write!(f, "snapshot {id}"),
+            TimeTravel::Tag(tag) => write!(f, "tag '{tag}'"),
+            TimeTravel::TimestampMillis(t) => {
+                write!(f, "the latest snapshot at or before {t} (epoch ms)")
+            }
+            TimeTravel::Version(v) => write!(f, "version '{v}'"),
+        }
+    }
+}
+
 impl TimeTravel {
     /// The time travel asked for by `options` (Java `TimeTravelUtil.tryTravelToSnapshot`).
     ///

@@ -381,3 +381,57 @@ fn scan_io_stats_count_the_bytes_of_every_file_read() {
         "{stats:?}"
     );
 }
+
+#[test]
+fn errors_say_what_was_read_not_which_machine() {
+    let mut messages = Vec::new();
+    let dir = std::fs::canonicalize(table_dir("append_parquet")).unwrap();
+    let dir = dir.to_str().unwrap();
+    let out = run(&["scan", "--snapshot", "99", dir]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: reading snapshot 99 of table file://{dir}: "
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[1, 2]"), "{stderr}");
+    messages.push(stderr);
+    let out = run(&["info", "--tag", "nope", dir]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.starts_with(&format!(
+            "error: resolving tag 'nope' of table file://{dir}: "
+        )),
+        "{stderr}"
+    );
+    messages.push(stderr);
+
+    // A data file that is not Parquet: the split, its snapshot and the file are named.
+    let tmp = copy_table("append_parquet");
+    let data = std::fs::read_dir(tmp.path().join("bucket-0"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".parquet"))
+        .unwrap();
+    std::fs::write(tmp.path().join("bucket-0").join(&data), b"not parquet").unwrap();
+    let tdir = std::fs::canonicalize(tmp.path()).unwrap();
+    let tdir = tdir.to_str().unwrap();
+    let out = run(&["scan", tdir]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.starts_with(&format!(
+            "error: reading bucket-0 of snapshot 2 of table file://{tdir}: "
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("bucket-0/{data}")), "{stderr}");
+    messages.push(stderr);
+
+    for m in &messages {
+        for machine in ["PlanScan", "SnapshotResolver", "read_split", "TableProbe"] {
+            assert!(!m.contains(machine), "{m}");
+        }
+    }
+}
