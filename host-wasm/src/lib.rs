@@ -22,6 +22,15 @@
 //! message (which names the file and what was expected). Between IO rounds the driver yields
 //! to the event loop (`setTimeout(0)`) so the page stays responsive, and reports progress to
 //! the optional callback: `{op, round, requests, bytes, totalRequests, totalBytes}`.
+//!
+//! **64-bit integers.** Results are plain JSON values (`JSON.stringify` works on them).
+//! Integers are JS numbers while they are safe integers (`Number.isSafeInteger`, |n| ≤
+//! 2^53 − 1) and decimal **strings** beyond that, so that no value is rounded: a BIGINT row
+//! value `9223372036854775807` arrives as `"9223372036854775807"`, as does a snapshot's
+//! `commitIdentifier` of `Long.MAX_VALUE`. Read such a value with `BigInt(v)` (which accepts
+//! both forms). Everything else (floats, decimals as strings, dates...) follows the corpus'
+//! canonical encoding (see [`paimon_kernel::canonical`]). `scan` (Arrow IPC) carries BIGINT
+//! columns as Int64 and is exact too.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
@@ -93,7 +102,7 @@ export interface Snapshot {
   id: number; schemaId: number; commitKind: string; timeMillis: number; totalRecordCount: number;
   deltaRecordCount: number; changelogRecordCount?: number; nextRowId?: number;
   baseManifestList: string; deltaManifestList: string; indexManifest?: string;
-  commitUser: string; commitIdentifier: number; [key: string]: unknown;
+  commitUser: string; commitIdentifier: number | string; [key: string]: unknown;
 }
 export interface DataFile {
   partition: string; partitionPath: string; bucket: number; totalBuckets: number; level: number;
@@ -111,6 +120,7 @@ export interface IndexFile {
 export interface Files { snapshotId: number | null; schemaId: number; files: DataFile[]; indexFiles: IndexFile[] }
 export interface TagInfo { name: string; snapshotId: number; schemaId: number; commitKind: string; timeMillis: number; totalRecordCount: number }
 export interface Column { name: string; type: string }
+/** Rows in the corpus' canonical JSON; BIGINT values beyond ±(2^53 − 1) are decimal strings. */
 export interface Rows { snapshotId: number | null; columns: Column[]; rows: Record<string, unknown>[]; rowCount: number }
 "#;
 
@@ -136,9 +146,40 @@ pub(crate) fn js_err_text(e: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&e.to_string()).into()
 }
 
+/// `v` as a JS value, integers beyond the safe range as strings (see [`js_safe_integers`]).
 pub(crate) fn to_js(v: &Value) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(v).map_err(js_err_text)?;
+    let text = serde_json::to_string(&js_safe_integers(v.clone())).map_err(js_err_text)?;
     js_sys::JSON::parse(&text)
+}
+
+/// JS `Number.MAX_SAFE_INTEGER`, 2^53 − 1.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// `v` with every integer outside ±[`MAX_SAFE_INTEGER`] replaced by its decimal string, at
+/// any depth (a JS number would round it). Floats, in range integers and everything else are
+/// unchanged.
+pub fn js_safe_integers(v: Value) -> Value {
+    match v {
+        Value::Number(n) => {
+            let unsafe_int = match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => i.unsigned_abs() > MAX_SAFE_INTEGER,
+                (None, Some(u)) => u > MAX_SAFE_INTEGER,
+                (None, None) => false,
+            };
+            if unsafe_int {
+                Value::String(n.to_string())
+            } else {
+                Value::Number(n)
+            }
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(js_safe_integers).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, x)| (k, js_safe_integers(x)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// The JSON text of a JS options value (`undefined`/`null` → `None`).

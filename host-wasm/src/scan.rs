@@ -162,7 +162,8 @@ impl Table {
     }
 
     /// Read rows as JSON: `{snapshotId, columns: [{name, type}], rows, rowCount}`, values in
-    /// the corpus' canonical encoding (BIGINT beyond 2^53 loses precision in JS numbers).
+    /// the corpus' canonical encoding, except that BIGINT values (and `_ROW_ID`) beyond
+    /// ±(2^53 − 1) are decimal strings instead of rounded JS numbers (see the crate docs).
     #[wasm_bindgen(js_name = scanRows, unchecked_return_type = "Promise<Rows>")]
     pub fn scan_rows(
         &self,

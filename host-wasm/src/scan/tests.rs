@@ -130,3 +130,50 @@ fn row_ids_limit_and_projection() {
     let err = scan_native(&mut pk, &q).unwrap_err();
     assert!(err.to_string().contains("row-tracking"), "{err}");
 }
+
+#[test]
+fn bigint_beyond_the_safe_range_becomes_an_exact_string_for_js() {
+    let mut store = load("all_types_parquet");
+    let exp = expected("all_types_parquet");
+    let q: Query =
+        serde_json::from_value(serde_json::json!({"columns": ["id", "t_bigint", "t_int"]}))
+            .unwrap();
+    let got = crate::js_safe_integers(scan_native(&mut store, &q).unwrap());
+    let by_id = |rows: &Value, id: &Value| -> Value {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| &r["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let mut strings = 0;
+    for want in exp["rows"].as_array().unwrap() {
+        let row = by_id(&got["rows"], &want["id"]);
+        let b = &want["t_bigint"];
+        match b.as_i64() {
+            Some(v) if v.unsigned_abs() > crate::MAX_SAFE_INTEGER => {
+                assert_eq!(row["t_bigint"], Value::String(v.to_string()));
+                strings += 1;
+            }
+            _ => assert_eq!(&row["t_bigint"], b),
+        }
+        // INT never becomes a string.
+        assert_eq!(row["t_int"], want["t_int"]);
+    }
+    assert!(strings >= 6, "the corpus has BIGINT extremes");
+    assert_eq!(
+        crate::js_safe_integers(serde_json::json!([
+            9007199254740991_i64,
+            -9007199254740992_i64,
+            1.5e300,
+            u64::MAX
+        ])),
+        serde_json::json!([
+            9007199254740991_i64,
+            "-9007199254740992",
+            1.5e300,
+            "18446744073709551615"
+        ])
+    );
+}

@@ -35,8 +35,19 @@ export function tableFiles(table) {
   return out;
 }
 
+/** The expected file of a table, parsed with {@link parseExact}. */
 export function expected(table) {
-  return JSON.parse(readFileSync(join(tablesDir, `${table}.expected.json`), "utf8"));
+  return parseExact(readFileSync(join(tablesDir, `${table}.expected.json`), "utf8"));
+}
+
+/**
+ * JSON.parse, except that integer literals beyond Number.MAX_SAFE_INTEGER become their decimal
+ * strings (exact), as the wasm API returns them, instead of rounded numbers.
+ */
+export function parseExact(text) {
+  const token = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+  return JSON.parse(text.replace(token, (t) =>
+    t[0] === '"' || /[.eE]/.test(t) || Number.isSafeInteger(Number(t)) ? t : `"${t}"`));
 }
 
 export function corpusTables() {

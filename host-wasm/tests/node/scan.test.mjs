@@ -2,7 +2,9 @@
 // and every additional read (time travel, tags, projections, _ROW_ID) of every corpus table.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadWasm, tableFiles, expected, corpusTables, canon } from "./common.mjs";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadWasm, tableFiles, expected, corpusTables, canon, tablesDir } from "./common.mjs";
 
 const { Table } = await loadWasm();
 
@@ -51,4 +53,39 @@ test("scan returns an Arrow IPC stream; limit, columns and row ids apply", async
   const picked = withIds.filter((r) => [0, 1, 2, 7].includes(r._ROW_ID));
   assert.ok(picked.length >= 2);
   assert.deepEqual(canon(sel.rows), canon(picked.map((r) => ({ _ROW_ID: r._ROW_ID, id: r.id, data: r.data }))));
+});
+
+test("BIGINT beyond 2^53 arrives as an exact decimal string, safe values as numbers", async () => {
+  for (const table of ["all_types_parquet", "all_types_orc", "all_types_avro"]) {
+    // The expected file's own text, not JSON.parse (which would round the same way).
+    const text = readFileSync(join(tablesDir, `${table}.expected.json`), "utf8");
+    const literals = [...text.matchAll(/"t_bigint":\s*(-?\d+)/g)].map((m) => m[1]);
+    assert.ok(literals.includes("9223372036854775807") && literals.includes("-9223372036854775808"), table);
+    const t = await Table.openMemory(tableFiles(table));
+    const got = await t.scanRows({ columns: ["id", "t_bigint"] });
+    const want = expected(table).rows;
+    assert.equal(got.rowCount, want.length);
+    let unsafe = 0;
+    for (const w of want) {
+      const g = got.rows.find((r) => r.id === w.id);
+      if (typeof w.t_bigint === "string") {
+        unsafe++;
+        assert.equal(typeof g.t_bigint, "string", `${table} id ${w.id}`);
+        assert.ok(!Number.isSafeInteger(Number(g.t_bigint)));
+        assert.equal(BigInt(g.t_bigint), BigInt(w.t_bigint));
+        assert.ok(literals.includes(g.t_bigint), `${table}: ${g.t_bigint} is a literal of the expected file`);
+      } else {
+        assert.equal(g.t_bigint, w.t_bigint, `${table} id ${w.id}`);
+        assert.ok(w.t_bigint === null || Number.isSafeInteger(g.t_bigint));
+      }
+    }
+    assert.ok(unsafe >= 2, `${table}: ${unsafe} values beyond 2^53`);
+    // Plain JSON: survives a JSON round trip unchanged.
+    assert.deepEqual(JSON.parse(JSON.stringify(got.rows)), got.rows);
+  }
+  // Snapshot metadata follows the same rule (commitIdentifier is Long.MAX_VALUE in pypaimon's
+  // batch commits).
+  const t = await Table.openMemory(tableFiles("append_parquet"));
+  const snaps = await t.snapshots();
+  assert.equal(snaps[0].commitIdentifier, "9223372036854775807");
 });
