@@ -84,6 +84,7 @@ struct SnapshotArgs {
 }
 
 fn main() -> ExitCode {
+    limit_malloc_arenas();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -103,6 +104,36 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Arenas glibc's allocator may use when the user did not set `MALLOC_ARENA_MAX`.
+///
+/// By default glibc gives each thread that allocates concurrently its own arena (up to 8 per
+/// core) and keeps freed memory in each of them, so the tokio worker and blocking-pool threads
+/// that decode data files each hold their own high-water mark: peak RSS was 1.7-3x the live
+/// heap. One arena measured lowest RSS at the same CPU time (see the README's memory note).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MALLOC_ARENAS: libc::c_int = 1;
+
+/// Caps glibc's malloc arenas at [`MALLOC_ARENAS`] unless `MALLOC_ARENA_MAX` is set (then
+/// glibc has already applied the user's value and it is left alone). No-op elsewhere.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn limit_malloc_arenas() {
+    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+        return;
+    }
+    // SAFETY: `mallopt` only changes an allocator tunable; it is called first thing in
+    // `main`, before any thread exists, and `M_ARENA_MAX` with a positive value is a
+    // documented glibc parameter. Its return value (0 on failure) only means the tunable
+    // was not applied, which is harmless.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
+    }
+}
+
+/// Non-glibc targets keep their allocator's defaults.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn limit_malloc_arenas() {}
 
 async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
