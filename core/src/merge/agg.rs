@@ -154,12 +154,23 @@ pub(crate) enum SimpleAgg {
     LastNonNull,
     /// `first_non_null_value`.
     FirstNonNull,
-    /// `sum` of a non-decimal numeric column (integer overflow: not simple).
-    Sum,
+    /// `sum` of a non-decimal numeric column of this type (integer overflow: not simple).
+    Sum(SumType),
     /// `max` of a column [`native_cmp`] compares.
     Max,
     /// `min` of a column [`native_cmp`] compares.
     Min,
+}
+
+/// The Arrow column type of a [`SimpleAgg::Sum`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SumType {
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
 }
 
 /// Order of two non-null values of the same Arrow type, as [`compare_values`] orders them;
@@ -444,19 +455,15 @@ impl FieldAgg {
             AggKind::FirstValue => SimpleAgg::First,
             AggKind::LastNonNull => SimpleAgg::LastNonNull,
             AggKind::FirstNonNull => SimpleAgg::FirstNonNull,
-            AggKind::Sum
-                if matches!(
-                    self.dt,
-                    ArrowType::Int8
-                        | ArrowType::Int16
-                        | ArrowType::Int32
-                        | ArrowType::Int64
-                        | ArrowType::Float32
-                        | ArrowType::Float64
-                ) =>
-            {
-                SimpleAgg::Sum
-            }
+            AggKind::Sum => SimpleAgg::Sum(match self.dt {
+                ArrowType::Int8 => SumType::I8,
+                ArrowType::Int16 => SumType::I16,
+                ArrowType::Int32 => SumType::I32,
+                ArrowType::Int64 => SumType::I64,
+                ArrowType::Float32 => SumType::F32,
+                ArrowType::Float64 => SumType::F64,
+                _ => return None,
+            }),
             AggKind::Max if native_cmp_supported(&self.dt) => SimpleAgg::Max,
             AggKind::Min if native_cmp_supported(&self.dt) => SimpleAgg::Min,
             _ => return None,

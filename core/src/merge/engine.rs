@@ -15,7 +15,7 @@ use arrow_array::{Array, ArrayRef, ArrowNativeTypeOp, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use super::RowKind;
-use super::agg::{FieldAgg, SimpleAgg, native_cmp};
+use super::agg::{FieldAgg, SimpleAgg, SumType, native_cmp};
 use super::config::{MergeConfig, MergeEngine};
 use super::value::{OutCell, Value, compare_nulls_first};
 use crate::error::{Error, Result};
@@ -207,22 +207,37 @@ impl Aggregate {
     }
 
     /// Merge a group of two or more add records column by column: the output cells
-    /// (`output`: input value column indexes), whose row kind is `+I`. `None` when the
+    /// (`output`: input value column indexes), whose row kind is `+I`. `false` when the
     /// fast path does not apply (an aggregate without a fast form, integer overflow of
     /// `sum`): then [`Aggregate::merge`] decides.
-    pub(crate) fn merge_adds(&self, g: &GroupView<'_>, output: &[usize]) -> Option<Vec<OutCell>> {
-        let simple = self.simple.as_ref()?;
+    ///
+    /// The cells are appended to `out`; on `false` its contents are meaningless.
+    pub(crate) fn merge_adds(
+        &self,
+        g: &GroupView<'_>,
+        output: &[usize],
+        out: &mut Vec<OutCell>,
+    ) -> bool {
+        let Some(simple) = self.simple.as_ref() else {
+            return false;
+        };
         // Every input column is aggregated, as in `merge` (a sum overflow there is an
         // error even when the column is not in the output).
         for (c, s) in simple.iter().enumerate() {
-            if *s == SimpleAgg::Sum && !output.contains(&c) {
-                self.cell(g, c, *s)?;
+            if matches!(s, SimpleAgg::Sum(_))
+                && !output.contains(&c)
+                && self.cell(g, c, *s).is_none()
+            {
+                return false;
             }
         }
-        output
-            .iter()
-            .map(|&c| self.cell(g, c, *simple.get(c)?))
-            .collect()
+        for &c in output {
+            match simple.get(c).and_then(|s| self.cell(g, c, *s)) {
+                Some(cell) => out.push(cell),
+                None => return false,
+            }
+        }
+        true
     }
 
     fn cell(&self, g: &GroupView<'_>, c: usize, s: SimpleAgg) -> Option<OutCell> {
@@ -233,18 +248,14 @@ impl Aggregate {
             SimpleAgg::FirstNonNull => g.first_non_null(c),
             SimpleAgg::Max => g.extreme(c, true)?,
             SimpleAgg::Min => g.extreme(c, false)?,
-            SimpleAgg::Sum => {
-                let (a, _) = g.at(0, c);
-                match a.data_type() {
-                    ArrowType::Int8 => g.sum::<Int8Type>(c, Value::I8)?,
-                    ArrowType::Int16 => g.sum::<Int16Type>(c, Value::I16)?,
-                    ArrowType::Int32 => g.sum::<Int32Type>(c, Value::I32)?,
-                    ArrowType::Int64 => g.sum::<Int64Type>(c, Value::I64)?,
-                    ArrowType::Float32 => g.sum::<Float32Type>(c, Value::F32)?,
-                    ArrowType::Float64 => g.sum::<Float64Type>(c, Value::F64)?,
-                    _ => return None,
-                }
-            }
+            SimpleAgg::Sum(t) => match t {
+                SumType::I8 => g.sum::<Int8Type>(c, Value::I8)?,
+                SumType::I16 => g.sum::<Int16Type>(c, Value::I16)?,
+                SumType::I32 => g.sum::<Int32Type>(c, Value::I32)?,
+                SumType::I64 => g.sum::<Int64Type>(c, Value::I64)?,
+                SumType::F32 => g.sum::<Float32Type>(c, Value::F32)?,
+                SumType::F64 => g.sum::<Float64Type>(c, Value::F64)?,
+            },
         })
     }
 
@@ -475,19 +486,27 @@ impl PartialUpdate {
     }
 
     /// Merge a group of two or more add records column by column: the output cells
-    /// (`output`: input value column indexes), row kind `+I`. `None` when the fast path
+    /// (`output`: input value column indexes), row kind `+I`. `false` when the fast path
     /// does not apply (sequence groups, a null in a NOT NULL column): then
     /// [`PartialUpdate::merge`] decides.
-    pub(crate) fn merge_adds(&self, g: &GroupView<'_>, output: &[usize]) -> Option<Vec<OutCell>> {
+    ///
+    /// The cells are appended to `out`; on `false` nothing is appended.
+    pub(crate) fn merge_adds(
+        &self,
+        g: &GroupView<'_>,
+        output: &[usize],
+        out: &mut Vec<OutCell>,
+    ) -> bool {
         if !self.groups.is_empty() {
-            return None;
+            return false;
         }
         for (c, nullable) in self.nullable.iter().enumerate() {
             if !nullable && (0..g.recs.len()).any(|r| !g.is_valid(r, c)) {
-                return None;
+                return false;
             }
         }
-        Some(output.iter().map(|&c| g.last_non_null(c)).collect())
+        out.extend(output.iter().map(|&c| g.last_non_null(c)));
+        true
     }
 
     /// Merge `records` (kind, values), oldest first.

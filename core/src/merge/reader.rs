@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Schema, SchemaRef, SortOptions, TimeUnit};
 
 use super::config::MergeConfig;
 use super::engine::{Engine, GroupView, InputField};
-use super::value::{ColumnAssembler, OutCell, Value};
+use super::value::{ColumnBuilder, OutCell, Value};
 use super::{RowKind, RunSource};
 use crate::error::{Error, Result};
 
@@ -181,16 +181,14 @@ struct Rec {
     user_seq: Option<OwnedRow>,
 }
 
-/// Merged output rows waiting to be built.
-enum Pending {
-    /// Input rows `start..start + len` of a window batch, unchanged.
-    Rows {
-        window: usize,
-        start: usize,
-        len: usize,
-    },
-    /// A computed row: one cell per output column.
-    Computed(Vec<OutCell>),
+/// What a key group merges into.
+enum Merged {
+    /// Nothing (a retraction, or a merge result that is not an add).
+    Dropped,
+    /// An input row of a window batch, unchanged.
+    Row { window: usize, row: usize },
+    /// The cells in the reader's `cells` scratch list, one per output column.
+    Cells,
 }
 
 /// Merges the sorted runs of one section (usually a bucket's split) into batches of merged
@@ -237,6 +235,9 @@ pub struct MergeReader {
     cursors: Vec<Cursor>,
     /// Loser tree: `tree[0]` is the winner, `tree[1..]` the losers of the inner nodes.
     tree: Vec<usize>,
+    /// Head key of every cursor as an order-preserving integer (integer keys: the key, a
+    /// null key `i128::MIN`, an exhausted run `i128::MAX`; other keys: 0, no order).
+    heads: Vec<i128>,
     started: bool,
     finished: bool,
     failed: bool,
@@ -244,9 +245,12 @@ pub struct MergeReader {
     fast: bool,
     /// Batches referenced by the current group and the pending output rows.
     window: Vec<RecordBatch>,
-    pending: Vec<Pending>,
-    /// Rows in `pending`.
+    /// The pending output rows, column by column (bases: the window batches' columns).
+    columns: Vec<ColumnBuilder<'static>>,
+    /// Rows in `columns`.
     pending_rows: usize,
+    /// Scratch cells of a computed row.
+    cells: Vec<OutCell>,
     /// Already built parts of the next output batch.
     chunks: Vec<RecordBatch>,
     chunk_rows: usize,
@@ -400,6 +404,10 @@ impl MergeReader {
                 current: None,
             })
             .collect();
+        let columns = output_columns
+            .iter()
+            .map(|_| ColumnBuilder::default())
+            .collect();
         Ok(MergeReader {
             engine,
             value_offset,
@@ -411,13 +419,15 @@ impl MergeReader {
             user_seq,
             cursors,
             tree: Vec::new(),
+            heads: Vec::new(),
             started: false,
             finished: false,
             failed: false,
             fast: true,
             window: Vec::new(),
-            pending: Vec::new(),
+            columns,
             pending_rows: 0,
+            cells: Vec::new(),
             chunks: Vec::new(),
             chunk_rows: 0,
             group: Vec::new(),
@@ -456,7 +466,9 @@ impl MergeReader {
         let out = self.advance().await;
         if out.is_err() {
             self.failed = true;
-            self.pending.clear();
+            for c in &mut self.columns {
+                *c = ColumnBuilder::default();
+            }
             self.pending_rows = 0;
             self.chunks.clear();
             self.window.clear();
@@ -473,6 +485,7 @@ impl MergeReader {
             }
             let k = self.cursors.len();
             self.tree = vec![NO_CURSOR; k];
+            self.heads = vec![0; k];
             for i in (0..k).rev() {
                 self.adjust(i);
             }
@@ -533,8 +546,22 @@ impl MergeReader {
     /// on `w`'s path of the loser tree (the runner-up lost only to `w`).
     fn runner_up_key(&self, w: usize) -> Option<KeyRef<'_>> {
         let k = self.cursors.len();
-        let mut best: Option<KeyRef<'_>> = None;
         let mut node = (w + k) / 2;
+        if matches!(self.key_mode, KeyMode::Int) {
+            let mut best = i128::MAX;
+            while node > 0 {
+                if let Some(h) = self.tree.get(node).and_then(|c| self.heads.get(*c)) {
+                    best = best.min(*h);
+                }
+                node /= 2;
+            }
+            return match best {
+                i128::MAX => None,
+                i128::MIN => Some(KeyRef::Int(None)),
+                b => i64::try_from(b).ok().map(|v| KeyRef::Int(Some(v))),
+            };
+        }
+        let mut best: Option<KeyRef<'_>> = None;
         while node > 0 {
             if let Some(cb) = self
                 .tree
@@ -659,18 +686,9 @@ impl MergeReader {
     /// Queue `len` unchanged rows of window batch `window` from `start`.
     fn push_rows(&mut self, window: usize, start: usize, len: usize) {
         self.pending_rows += len;
-        if let Some(Pending::Rows {
-            window: pw,
-            start: ps,
-            len: pl,
-        }) = self.pending.last_mut()
-            && *pw == window
-            && *ps + *pl == start
-        {
-            *pl += len;
-            return;
+        for c in &mut self.columns {
+            c.push_base(window, start, len);
         }
-        self.pending.push(Pending::Rows { window, start, len });
     }
 
     /// Move the winner's current record into the group.
@@ -805,6 +823,10 @@ impl MergeReader {
         if b == NO_CURSOR {
             return false;
         }
+        let (ha, hb) = (self.heads[a], self.heads[b]);
+        if ha != hb {
+            return ha < hb;
+        }
         let (ca, cb) = (&self.cursors[a].current, &self.cursors[b].current);
         let (x, y) = match (ca, cb) {
             (None, _) => return false,
@@ -833,6 +855,16 @@ impl MergeReader {
 
     /// Replay the path of leaf `leaf` after its head changed.
     fn adjust(&mut self, leaf: usize) {
+        if matches!(self.key_mode, KeyMode::Int) {
+            let head = match self.cursors[leaf].current.as_ref() {
+                None => i128::MAX,
+                Some(cb) => match cb.keys.get(cb.row) {
+                    KeyRef::Int(Some(v)) => i128::from(v),
+                    _ => i128::MIN,
+                },
+            };
+            self.heads[leaf] = head;
+        }
         let k = self.cursors.len();
         let mut winner = leaf;
         let mut node = (leaf + k) / 2;
@@ -882,25 +914,30 @@ impl MergeReader {
         group.clear();
         self.group = group;
         match result? {
-            None => {}
-            Some(Pending::Rows { window, start, len }) => self.push_rows(window, start, len),
-            Some(p) => {
+            Merged::Dropped => {}
+            Merged::Row { window, row } => self.push_rows(window, row, 1),
+            Merged::Cells => {
                 self.pending_rows += 1;
-                self.pending.push(p);
+                for (col, cell) in self.columns.iter_mut().zip(self.cells.drain(..)) {
+                    col.push_cell(cell);
+                }
             }
         }
         self.bound_window()
     }
 
-    /// The merge result of `group` (sorted, oldest first), `None` if it is dropped.
-    fn merge_group(&mut self, group: &[Rec]) -> Result<Option<Pending>> {
-        let row = |r: &Rec| Pending::Rows {
+    /// The merge result of `group` (sorted, oldest first).
+    fn merge_group(&mut self, group: &[Rec]) -> Result<Merged> {
+        let row = |r: &Rec| Merged::Row {
             window: r.window,
-            start: r.row,
-            len: 1,
+            row: r.row,
         };
         if let [r] = group {
-            return Ok(r.kind.is_add().then(|| row(r)));
+            return Ok(if r.kind.is_add() {
+                row(r)
+            } else {
+                Merged::Dropped
+            });
         }
         Ok(match &mut self.engine {
             Engine::Deduplicate { ignore_delete } => {
@@ -910,7 +947,7 @@ impl MergeReader {
                     .rev()
                     .find(|r| !(ignore && r.kind.is_retract()))
                     .filter(|r| r.kind.is_add())
-                    .map(row)
+                    .map_or(Merged::Dropped, row)
             }
             Engine::FirstRow { ignore_delete } => {
                 if !*ignore_delete && group.iter().any(|r| r.kind.is_retract()) {
@@ -918,9 +955,13 @@ impl MergeReader {
                         "By default, First row merge engine can not accept DELETE/UPDATE_BEFORE records.\nYou can config 'ignore-delete' to ignore the DELETE/UPDATE_BEFORE records.",
                     ));
                 }
-                group.iter().find(|r| r.kind.is_add()).map(row)
+                group
+                    .iter()
+                    .find(|r| r.kind.is_add())
+                    .map_or(Merged::Dropped, row)
             }
             Engine::PartialUpdate(_) | Engine::Aggregate(_) => {
+                self.cells.clear();
                 if self.fast && group.iter().all(|r| r.kind.is_add()) {
                     self.group_rows.clear();
                     self.group_rows
@@ -930,14 +971,19 @@ impl MergeReader {
                         value_offset: self.value_offset,
                         recs: &self.group_rows,
                     };
-                    let cells = match &self.engine {
-                        Engine::PartialUpdate(p) => p.merge_adds(&view, &self.output_columns),
-                        Engine::Aggregate(a) => a.merge_adds(&view, &self.output_columns),
-                        _ => None,
+                    let done = match &self.engine {
+                        Engine::PartialUpdate(p) => {
+                            p.merge_adds(&view, &self.output_columns, &mut self.cells)
+                        }
+                        Engine::Aggregate(a) => {
+                            a.merge_adds(&view, &self.output_columns, &mut self.cells)
+                        }
+                        _ => false,
                     };
-                    if let Some(cells) = cells {
-                        return Ok(Some(Pending::Computed(cells)));
+                    if done {
+                        return Ok(Merged::Cells);
                     }
+                    self.cells.clear();
                 }
                 let inputs: Vec<(RowKind, Vec<Value>)> =
                     group.iter().map(|r| (r.kind, self.values_of(r))).collect();
@@ -945,16 +991,17 @@ impl MergeReader {
                 let (kind, row) = match &mut self.engine {
                     Engine::PartialUpdate(p) => p.merge(records)?,
                     Engine::Aggregate(a) => a.merge(records)?,
-                    _ => return Ok(None),
+                    _ => return Ok(Merged::Dropped),
                 };
-                kind.is_add().then(|| {
-                    Pending::Computed(
-                        self.output_columns
-                            .iter()
-                            .map(|c| OutCell::Val(row[*c].clone()))
-                            .collect(),
-                    )
-                })
+                if !kind.is_add() {
+                    return Ok(Merged::Dropped);
+                }
+                self.cells.extend(
+                    self.output_columns
+                        .iter()
+                        .map(|c| OutCell::Val(row[*c].clone())),
+                );
+                Merged::Cells
             }
         })
     }
@@ -962,7 +1009,7 @@ impl MergeReader {
     /// Bound the batches kept alive by pending rows: build them once the window holds more
     /// than `2 × runs + 16` batches.
     fn bound_window(&mut self) -> Result<()> {
-        if self.window.len() > 2 * self.cursors.len() + 16 && !self.pending.is_empty() {
+        if self.window.len() > 2 * self.cursors.len() + 16 && self.pending_rows > 0 {
             let chunk = self.build_pending()?;
             self.chunk_rows += chunk.num_rows();
             self.chunks.push(chunk);
@@ -972,29 +1019,20 @@ impl MergeReader {
 
     /// Build the pending rows into a batch and release the window.
     fn build_pending(&mut self) -> Result<RecordBatch> {
-        let pending = std::mem::take(&mut self.pending);
         let rows = std::mem::take(&mut self.pending_rows);
         let mut columns = Vec::with_capacity(self.output_columns.len());
-        for (j, &c) in self.output_columns.iter().enumerate() {
+        for (j, (&c, col)) in self
+            .output_columns
+            .iter()
+            .zip(self.columns.iter_mut())
+            .enumerate()
+        {
             let bases: Vec<ArrayRef> = self
                 .window
                 .iter()
                 .map(|b| Arc::clone(b.column(self.value_offset + c)))
                 .collect();
-            let dt = self.output_schema.field(j).data_type();
-            let mut col = ColumnAssembler::new(dt, bases);
-            for p in &pending {
-                match p {
-                    Pending::Rows { window, start, len } => col.push_base(*window, *start, *len),
-                    Pending::Computed(cells) => {
-                        let cell = cells
-                            .get(j)
-                            .ok_or_else(|| Error::invalid("merge: computed row too short"))?;
-                        col.push_cell(cell);
-                    }
-                }
-            }
-            columns.push(col.finish()?);
+            columns.push(col.finish(self.output_schema.field(j).data_type(), &bases)?);
         }
         self.release_window();
         RecordBatch::try_new_with_options(

@@ -6,6 +6,7 @@
 //! `arrow_select::interleave` over the referenced arrays plus one array built from the owned
 //! values, so unchanged values of any type (nested included) are copied, never re-encoded.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -236,191 +237,213 @@ pub(crate) fn build_column<'a>(
     dt: &DataType,
     values: impl IntoIterator<Item = &'a Value>,
 ) -> Result<ArrayRef> {
-    let mut col = ColumnAssembler::new(dt, Vec::new());
+    let mut col = ColumnBuilder::default();
     for v in values {
-        col.push_value(v);
+        col.push_value(Cow::Borrowed(v));
     }
-    col.finish()
+    col.finish(dt, &[])
 }
 
-/// A cell of a merged output row: a row of a window batch, or a value.
+/// A cell of a merged output row: a row of a base array (a window batch's column), or a
+/// value.
 #[derive(Debug, Clone)]
 pub(crate) enum OutCell {
-    /// Row `.1` of window batch `.0` (the same column).
+    /// Row `.1` of base `.0`.
     Base(usize, usize),
     /// A value (`Null`, a reference into any array of the column type, or owned).
     Val(Value),
 }
 
-const NULL_SRC: usize = usize::MAX;
-const OWNED_SRC: usize = usize::MAX - 1;
+/// Where the rows of a segment come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Src {
+    /// A base array (given to [`ColumnBuilder::finish`]).
+    Base(usize),
+    /// An array a [`Value::Ref`] pointed into.
+    Extra(usize),
+    /// The owned values.
+    Owned,
+    /// Nulls.
+    Null,
+}
 
-/// Builds one output column from runs of rows of base arrays, nulls and values.
+/// Consecutive rows of one source.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    src: Src,
+    start: usize,
+    len: usize,
+}
+
+/// Builds one output column incrementally from runs of rows of base arrays, nulls and
+/// values.
 ///
-/// Consecutive rows of one array are kept as one segment; the column is then copied with
-/// `MutableArrayData` segment by segment (or with `interleave` when segments are short), so
-/// unchanged values of any type are copied, never re-encoded.
-pub(crate) struct ColumnAssembler<'a> {
-    dt: &'a DataType,
-    sources: Vec<ArrayRef>,
-    by_ptr: Option<BTreeMap<usize, usize>>,
-    owned: Vec<&'a Value>,
-    /// (source, first row, rows); `NULL_SRC` for nulls, `OWNED_SRC` for owned values.
-    segments: Vec<(usize, usize, usize)>,
+/// Consecutive rows of one array are kept as one segment; [`ColumnBuilder::finish`] then
+/// copies the column with `MutableArrayData` segment by segment (or with `interleave` when
+/// segments are short), so unchanged values of any type are copied, never re-encoded.
+#[derive(Debug, Default)]
+pub(crate) struct ColumnBuilder<'a> {
+    segments: Vec<Segment>,
+    extras: Vec<ArrayRef>,
+    extra_ptrs: BTreeMap<usize, usize>,
+    owned: Vec<Cow<'a, Value>>,
     rows: usize,
 }
 
-impl<'a> ColumnAssembler<'a> {
-    /// An empty column of type `dt`; `bases` are arrays of type `dt` addressed by
-    /// [`ColumnAssembler::push_base`].
-    pub(crate) fn new(dt: &'a DataType, bases: Vec<ArrayRef>) -> Self {
-        ColumnAssembler {
-            dt,
-            sources: bases,
-            by_ptr: None,
-            owned: Vec::new(),
-            segments: Vec::new(),
-            rows: 0,
-        }
-    }
-
-    fn push_segment(&mut self, src: usize, start: usize, len: usize) {
+impl<'a> ColumnBuilder<'a> {
+    fn push_segment(&mut self, src: Src, start: usize, len: usize) {
         self.rows += len;
         if let Some(last) = self.segments.last_mut()
-            && last.0 == src
-            && (src == NULL_SRC || last.1 + last.2 == start)
+            && last.src == src
+            && (src == Src::Null || last.start + last.len == start)
         {
-            last.2 += len;
+            last.len += len;
             return;
         }
-        self.segments.push((src, start, len));
+        self.segments.push(Segment { src, start, len });
     }
 
     /// Append rows `start..start + len` of base array `base`.
     pub(crate) fn push_base(&mut self, base: usize, start: usize, len: usize) {
-        self.push_segment(base, start, len);
+        self.push_segment(Src::Base(base), start, len);
     }
 
     /// Append one value.
-    pub(crate) fn push_value(&mut self, v: &'a Value) {
-        match v {
-            Value::Null => self.push_segment(NULL_SRC, 0, 1),
+    pub(crate) fn push_value(&mut self, v: Cow<'a, Value>) {
+        match v.as_ref() {
+            Value::Null => self.push_segment(Src::Null, 0, 1),
             Value::Ref(a, r) => {
-                let sources = &mut self.sources;
-                let by_ptr = self.by_ptr.get_or_insert_with(|| {
-                    sources
-                        .iter()
-                        .enumerate()
-                        .map(|(i, a)| (ptr_of(a), i))
-                        .collect()
-                });
                 let p = ptr_of(a);
-                let idx = match by_ptr.get(&p) {
+                let idx = match self.extra_ptrs.get(&p) {
                     Some(i) => *i,
                     None => {
-                        sources.push(Arc::clone(a));
-                        by_ptr.insert(p, sources.len() - 1);
-                        sources.len() - 1
+                        self.extras.push(Arc::clone(a));
+                        self.extra_ptrs.insert(p, self.extras.len() - 1);
+                        self.extras.len() - 1
                     }
                 };
-                self.push_segment(idx, *r, 1);
+                let r = *r;
+                self.push_segment(Src::Extra(idx), r, 1);
             }
-            v => {
+            _ => {
                 let at = self.owned.len();
                 self.owned.push(v);
-                self.push_segment(OWNED_SRC, at, 1);
+                self.push_segment(Src::Owned, at, 1);
             }
         }
     }
 
-    /// Append one cell (a [`OutCell::Base`] addresses the bases).
-    pub(crate) fn push_cell(&mut self, c: &'a OutCell) {
+    /// Append one cell ([`OutCell::Base`] addresses the bases).
+    pub(crate) fn push_cell(&mut self, c: OutCell) {
         match c {
-            OutCell::Base(b, r) => self.push_segment(*b, *r, 1),
-            OutCell::Val(v) => self.push_value(v),
+            OutCell::Base(b, r) => self.push_segment(Src::Base(b), r, 1),
+            OutCell::Val(v) => self.push_value(Cow::Owned(v)),
         }
     }
 
-    /// The column.
+    /// The column of type `dt` of the rows pushed so far; `bases` are the arrays of type
+    /// `dt` that [`ColumnBuilder::push_base`] addressed. The builder is empty afterwards.
     ///
     /// # Errors
-    /// A value or referenced array that does not have the column type.
-    pub(crate) fn finish(mut self) -> Result<ArrayRef> {
-        if !self.owned.is_empty() {
-            let built = build_owned(self.dt, &self.owned)?;
-            self.sources.push(built);
-            let idx = self.sources.len() - 1;
-            for s in &mut self.segments {
-                if s.0 == OWNED_SRC {
-                    s.0 = idx;
-                }
-            }
-        }
-        for a in &self.sources {
-            if a.data_type() != self.dt {
+    /// A value or referenced array that does not have the column type, a base row out of
+    /// range.
+    pub(crate) fn finish(&mut self, dt: &DataType, bases: &[ArrayRef]) -> Result<ArrayRef> {
+        let segments = std::mem::take(&mut self.segments);
+        let extras = std::mem::take(&mut self.extras);
+        let owned = std::mem::take(&mut self.owned);
+        self.extra_ptrs.clear();
+        let rows = std::mem::take(&mut self.rows);
+        let owned = if owned.is_empty() {
+            None
+        } else {
+            let refs: Vec<&Value> = owned.iter().map(|v| v.as_ref()).collect();
+            Some(build_owned(dt, &refs)?)
+        };
+        for a in &extras {
+            if a.data_type() != dt {
                 return Err(Error::invalid(format!(
-                    "merge: value of type {} does not fit column type {}",
-                    a.data_type(),
-                    self.dt
+                    "merge: value of type {} does not fit column type {dt}",
+                    a.data_type()
                 )));
             }
         }
-        match self.segments.as_slice() {
-            [] => return Ok(new_null_array(self.dt, 0)),
-            [(NULL_SRC, _, len)] => return Ok(new_null_array(self.dt, *len)),
-            [(src, start, len)] => {
-                let a = self
-                    .sources
-                    .get(*src)
-                    .ok_or_else(|| Error::invalid("merge: output cell out of range"))?;
-                if start.checked_add(*len).is_none_or(|end| end > a.len()) {
-                    return Err(Error::invalid("merge: output cell out of range"));
-                }
-                return Ok(a.slice(*start, *len));
+        let source = |src: Src| -> Option<&ArrayRef> {
+            match src {
+                Src::Base(i) => bases.get(i),
+                Src::Extra(i) => extras.get(i),
+                Src::Owned => owned.as_ref(),
+                Src::Null => None,
+            }
+        };
+        for seg in &segments {
+            if seg.src == Src::Null {
+                continue;
+            }
+            let ok = source(seg.src).is_some_and(|a| {
+                a.data_type() == dt
+                    && seg
+                        .start
+                        .checked_add(seg.len)
+                        .is_some_and(|end| end <= a.len())
+            });
+            if !ok {
+                return Err(Error::invalid(format!(
+                    "merge: output cell out of range or not of type {dt}"
+                )));
+            }
+        }
+        match segments.as_slice() {
+            [] => return Ok(new_null_array(dt, 0)),
+            [seg] => {
+                return Ok(match source(seg.src) {
+                    Some(a) => a.slice(seg.start, seg.len),
+                    None => new_null_array(dt, seg.len),
+                });
             }
             _ => {}
         }
-        for &(src, start, len) in &self.segments {
-            if src == NULL_SRC {
-                continue;
-            }
-            let ok = self
-                .sources
-                .get(src)
-                .is_some_and(|a| start.checked_add(len).is_some_and(|end| end <= a.len()));
-            if !ok {
-                return Err(Error::invalid("merge: output cell out of range"));
-            }
+        // Sources: bases, extras, owned, then (interleave only) one null.
+        let mut sources: Vec<&ArrayRef> = bases.iter().chain(extras.iter()).collect();
+        let owned_at = sources.len();
+        if let Some(o) = &owned {
+            sources.push(o);
         }
-        let has_nulls = self.segments.iter().any(|s| s.0 == NULL_SRC);
-        if self.segments.len() * 2 > self.rows {
+        let index = |src: Src| match src {
+            Src::Base(i) => i,
+            Src::Extra(i) => bases.len() + i,
+            Src::Owned | Src::Null => owned_at,
+        };
+        let has_nulls = segments.iter().any(|s| s.src == Src::Null);
+        let err = |e| Error::arrow("merge: building an output column", e);
+        if segments.len() * 2 > rows {
             // Mostly single rows: gather with interleave.
-            let null_src = if has_nulls {
-                self.sources.push(new_null_array(self.dt, 1));
-                self.sources.len() - 1
-            } else {
-                NULL_SRC
-            };
-            let mut indices = Vec::with_capacity(self.rows);
-            for &(src, start, len) in &self.segments {
-                if src == NULL_SRC {
-                    indices.extend(std::iter::repeat_n((null_src, 0), len));
+            let null_array;
+            let mut null_at = usize::MAX;
+            if has_nulls {
+                null_array = new_null_array(dt, 1);
+                sources.push(&null_array);
+                null_at = sources.len() - 1;
+            }
+            let mut indices = Vec::with_capacity(rows);
+            for seg in &segments {
+                if seg.src == Src::Null {
+                    indices.extend(std::iter::repeat_n((null_at, 0), seg.len));
                 } else {
-                    indices.extend((start..start + len).map(|r| (src, r)));
+                    let i = index(seg.src);
+                    indices.extend((seg.start..seg.start + seg.len).map(|r| (i, r)));
                 }
             }
-            let refs: Vec<&dyn Array> = self.sources.iter().map(|a| a.as_ref()).collect();
-            return arrow_select::interleave::interleave(&refs, &indices)
-                .map_err(|e| Error::arrow("merge: building an output column", e));
+            let refs: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
+            return arrow_select::interleave::interleave(&refs, &indices).map_err(err);
         }
-        let datas: Vec<arrow_data::ArrayData> = self.sources.iter().map(|a| a.to_data()).collect();
-        let mut m = MutableArrayData::new(datas.iter().collect(), has_nulls, self.rows);
-        let err = |e| Error::arrow("merge: building an output column", e);
-        for &(src, start, len) in &self.segments {
-            if src == NULL_SRC {
-                m.try_extend_nulls(len).map_err(err)?;
+        let datas: Vec<arrow_data::ArrayData> = sources.iter().map(|a| a.to_data()).collect();
+        let mut m = MutableArrayData::new(datas.iter().collect(), has_nulls, rows);
+        for seg in &segments {
+            if seg.src == Src::Null {
+                m.try_extend_nulls(seg.len).map_err(err)?;
             } else {
-                m.try_extend(src, start, start + len).map_err(err)?;
+                m.try_extend(index(seg.src), seg.start, seg.start + seg.len)
+                    .map_err(err)?;
             }
         }
         Ok(make_array(m.freeze()))
@@ -652,13 +675,13 @@ mod tests {
         let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
         let b: ArrayRef = Arc::new(Int64Array::from(vec![10, 20]));
         let vals = [Value::I64(7), Value::Ref(Arc::clone(&b), 1), Value::Null];
-        let mut col = ColumnAssembler::new(&DataType::Int64, vec![Arc::clone(&a)]);
+        let mut col = ColumnBuilder::default();
         col.push_base(0, 2, 1);
         for v in &vals {
-            col.push_value(v);
+            col.push_value(Cow::Borrowed(v));
         }
         col.push_base(0, 0, 1);
-        let out = col.finish().unwrap();
+        let out = col.finish(&DataType::Int64, &[Arc::clone(&a)]).unwrap();
         let out = out.as_primitive::<Int64Type>();
         assert_eq!(
             out.iter().collect::<Vec<_>>(),
