@@ -84,6 +84,15 @@ fn avro_manifest_header_map_huge_count() {
 }
 
 #[test]
+fn avro_manifest_schema_invalid_record_name() {
+    // A writer schema whose record name is not a valid Avro name: apache-avro 0.21 unwraps
+    // the name check and panics; the decoder must answer an error on the file instead.
+    let data = input("avro_manifest", "schema-invalid-record-name");
+    let got = decode_manifest(&data, "manifest/manifest-fuzz");
+    assert_corrupt(got, "manifest/manifest-fuzz", "bad Avro container");
+}
+
+#[test]
 fn every_checked_in_input_runs_without_panic() {
     let found = inputs("parquet_footer");
     assert!(!found.is_empty());
