@@ -500,7 +500,11 @@ impl ObjectStoreHost {
         };
         let listed = self
             .retrying(true, false, || {
-                self.store().list(dir.as_ref()).try_collect::<Vec<_>>()
+                self.inner
+                    .location
+                    .list_store
+                    .list(dir.as_ref())
+                    .try_collect::<Vec<_>>()
             })
             .await;
         let metas = match listed {
@@ -698,11 +702,13 @@ fn is_transient(e: &object_store::Error) -> bool {
         }
         cur = err.source();
     }
-    // object_store's retry error keeps the status in its message only.
+    // object_store's retry error keeps the status in its message only. 501 (Not
+    // Implemented) and 505 are answers about the request itself: retrying cannot help.
     let text = e.to_string();
+    let permanent_5xx = text.contains("status code: 501") || text.contains("status code: 505");
     text.contains("timed out")
         || text.contains("Timeout")
-        || text.contains("status code: 5")
+        || (text.contains("status code: 5") && !permanent_5xx)
         || text.contains("status code: 429")
 }
 

@@ -24,7 +24,7 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::prefix::PrefixStore;
-use object_store::{ClientOptions, ObjectStore};
+use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -58,6 +58,12 @@ pub struct TableLocation {
     pub kind: StoreKind,
     /// The location as a URL (`file:///abs/path` for local paths), for messages.
     pub url: String,
+    /// The store `List` requests go to: `store` itself, except over HTTP, where it is a
+    /// client without object_store's internal retries. Plain HTTP servers answer a listing
+    /// with 405 or 501; object_store retries every 5xx for seconds before giving up, while
+    /// the host maps this answer to `Unsupported` at once (the core then probes instead of
+    /// listing) and still retries transient failures with its own loop.
+    pub list_store: Arc<dyn ObjectStore>,
 }
 
 impl TableLocation {
@@ -81,6 +87,7 @@ impl TableLocation {
             location: location.to_string(),
             source,
         };
+        let mut list_store: Option<Arc<dyn ObjectStore>> = None;
         let (store, kind): (Arc<dyn ObjectStore>, StoreKind) = match url.scheme() {
             "file" => {
                 let path = url
@@ -117,31 +124,42 @@ impl TableLocation {
             ),
             "http" | "https" => {
                 let origin = url.origin().ascii_serialization();
+                let http = |retry: RetryConfig| {
+                    HttpBuilder::new()
+                        .with_url(origin.clone())
+                        .with_client_options(
+                            ClientOptions::new().with_allow_http(url.scheme() == "http"),
+                        )
+                        .with_retry(retry)
+                        .build()
+                };
+                let no_retry = RetryConfig {
+                    max_retries: 0,
+                    ..RetryConfig::default()
+                };
+                list_store = Some(Arc::new(http(no_retry).map_err(store_err)?));
                 (
-                    Arc::new(
-                        HttpBuilder::new()
-                            .with_url(origin)
-                            .with_client_options(
-                                ClientOptions::new().with_allow_http(url.scheme() == "http"),
-                            )
-                            .build()
-                            .map_err(store_err)?,
-                    ),
+                    Arc::new(http(RetryConfig::default()).map_err(store_err)?),
                     StoreKind::Http,
                 )
             }
             "memory" => (Arc::new(InMemory::new()), StoreKind::Memory),
             other => return Err(bad(format!("unsupported scheme {other:?}"))),
         };
-        let store: Arc<dyn ObjectStore> = if prefix.as_ref().is_empty() {
-            store
-        } else {
-            Arc::new(PrefixStore::new(store, prefix))
+        let rooted = |s: Arc<dyn ObjectStore>| -> Arc<dyn ObjectStore> {
+            if prefix.as_ref().is_empty() {
+                s
+            } else {
+                Arc::new(PrefixStore::new(s, prefix.clone()))
+            }
         };
+        let store = rooted(store);
+        let list_store = list_store.map_or_else(|| Arc::clone(&store), rooted);
         Ok(TableLocation {
             store,
             kind,
             url: location.trim_end_matches('/').to_string(),
+            list_store,
         })
     }
 
@@ -152,6 +170,7 @@ impl TableLocation {
         url: impl Into<String>,
     ) -> Self {
         TableLocation {
+            list_store: Arc::clone(&store),
             store,
             kind,
             url: url.into(),
@@ -181,8 +200,10 @@ impl TableLocation {
                 "path cannot be used as an object store prefix: {e}"
             ))
         })?;
-        let store = Arc::new(PrefixStore::new(LocalFileSystem::new(), prefix));
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(PrefixStore::new(LocalFileSystem::new(), prefix));
         Ok(TableLocation {
+            list_store: Arc::clone(&store),
             store,
             kind: StoreKind::Local,
             url,

@@ -439,6 +439,14 @@ fn object_store_errors_are_mapped() {
             IoErrorKind::Transient,
         ),
         (
+            E::Generic {
+                store: "HTTP",
+                source: "Server returned non-2xx status code: 501 Not Implemented".into(),
+            },
+            false,
+            IoErrorKind::Other,
+        ),
+        (
             E::PermissionDenied {
                 path: "p".into(),
                 source: src(),
@@ -476,6 +484,47 @@ async fn tiny_http_server(status: u16, body: &'static [u8], max_requests: usize)
         }
     });
     format!("http://{addr}")
+}
+
+/// A server answering every request with `status` and counting the requests it got.
+async fn counting_http_server(status: u16) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 8192];
+            let _ = sock.read(&mut buf).await;
+            counter.fetch_add(1, Ordering::SeqCst);
+            let head = format!(
+                "HTTP/1.1 {status} Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            let _ = sock.write_all(head.as_bytes()).await;
+            let _ = sock.shutdown().await;
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+/// A server without listing (python's http.server answers 501 to PROPFIND): the host built
+/// from the URL answers `List` with `Unsupported` after one request, without object_store's
+/// or its own retries (those would take seconds before the core could probe instead).
+#[tokio::test]
+async fn http_list_answered_501_is_unsupported_after_one_request() {
+    let (base, seen) = counting_http_server(501).await;
+    let host = ObjectStoreHost::new(TableLocation::parse(&format!("{base}/wh/t")).unwrap());
+    let answer = host
+        .answer(&IoOp::List {
+            prefix: "snapshot/".into(),
+        })
+        .await;
+    assert!(
+        matches!(&answer, IoAnswer::Error { kind: IoErrorKind::Unsupported, detail } if detail.contains("501")),
+        "{answer:?}"
+    );
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
 fn http_host(base: &str) -> ObjectStoreHost {
