@@ -10,6 +10,7 @@
 //! paimon-kernel scan      TABLE [--snapshot N|--tag T|--timestamp-millis T] [--columns a,b]
 //!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow]
 //!                         [--output FILE] [--batch-size N]      read rows
+//!                         [--splits-in-flight N] [--read-ahead-mib MIB]
 //! ```
 //!
 //! TABLE is a table directory or URL (`s3://`, `gs://`, `az://`, `http(s)://`, `file://`).

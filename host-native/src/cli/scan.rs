@@ -48,6 +48,13 @@ pub(crate) struct ScanArgs {
     /// Rows per batch read.
     #[arg(long, value_name = "N")]
     batch_size: Option<usize>,
+    /// Splits (parts) read concurrently (default: the cores, 2 to 4); fewer use less memory.
+    #[arg(long, value_name = "N")]
+    splits_in_flight: Option<usize>,
+    /// Read-ahead budget in MiB for decoded batches of the parts behind the one being
+    /// written (default 4).
+    #[arg(long, value_name = "MIB")]
+    read_ahead_mib: Option<usize>,
     /// Only rows with these `_ROW_ID`s (row-tracking tables): ids and inclusive ranges,
     /// e.g. `0-9,42`.
     #[arg(long, value_name = "RANGES")]
@@ -144,6 +151,12 @@ async fn scan(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), Fail> {
     }
     if let Some(n) = args.batch_size {
         scan = scan.with_batch_size(n);
+    }
+    if let Some(n) = args.splits_in_flight {
+        scan = scan.with_splits_in_flight(n);
+    }
+    if let Some(n) = args.read_ahead_mib {
+        scan = scan.with_read_ahead_bytes(n.saturating_mul(1 << 20));
     }
     if let Some(r) = &args.row_ids {
         let ranges = paimon_kernel::evolution::row_range::parse_row_ranges(r)
