@@ -3,7 +3,7 @@
 //!
 //! A read plans the scan (one machine: snapshot, manifests, schemas; see
 //! [`paimon_kernel::scan::plan_scan`]), cuts each split into independent parts
-//! ([`paimon_kernel::read::independent_parts`]: one part per data file of an append split;
+//! ([`paimon_kernel::read::independent_parts`]: consecutive data files of an append split, at least 8 MiB per part;
 //! primary-key and data-evolution splits stay whole) and reads each part with its own
 //! [`read_split`] machine. Parts run concurrently, at most
 //! [`TableScan::with_splits_in_flight`] at a time (default: the number of cores, between 2
@@ -124,6 +124,9 @@ pub struct ReadOptions {
     /// Bytes of decoded batches that parts behind the one being consumed may hold (0: the
     /// default [`DEFAULT_READ_AHEAD_BYTES`]).
     pub read_ahead_bytes: usize,
+    /// Smallest independent part of an append split, in data-file bytes (`None`:
+    /// [`paimon_kernel::read::MIN_PART_BYTES`]; `Some(0)`: one part per data file).
+    pub min_part_bytes: Option<i64>,
     /// Row-range pushdown (row-tracking tables): only rows whose `_ROW_ID` lies in these
     /// inclusive ranges.
     pub row_ranges: Option<Vec<RowRange>>,
@@ -184,6 +187,13 @@ impl TableScan {
     /// batches together (0: [`DEFAULT_READ_AHEAD_BYTES`]); see the module docs.
     pub fn with_read_ahead_bytes(mut self, bytes: usize) -> Self {
         self.read.read_ahead_bytes = bytes;
+        self
+    }
+
+    /// Cut append splits into independent parts of at least `bytes` of data files (0: one
+    /// part per file; default [`paimon_kernel::read::MIN_PART_BYTES`]); see the module docs.
+    pub fn with_min_part_bytes(mut self, bytes: i64) -> Self {
+        self.read.min_part_bytes = Some(bytes);
         self
     }
 
@@ -329,6 +339,9 @@ impl TableScan {
             plan.splits,
             in_flight,
             read_ahead,
+            self.read
+                .min_part_bytes
+                .unwrap_or(paimon_kernel::read::MIN_PART_BYTES),
         ))
     }
 
@@ -449,6 +462,8 @@ struct ReadState {
     waiting: VecDeque<DataSplit>,
     running: VecDeque<RunningPart>,
     in_flight: usize,
+    /// Smallest part cut from an append split (data-file bytes).
+    min_part_bytes: i64,
     /// Rows still allowed (`None`: no limit).
     remaining: Option<u64>,
     finished: bool,
@@ -461,7 +476,7 @@ impl ReadState {
                 return Some(part);
             }
             let split = self.splits.next()?;
-            self.waiting = independent_parts(&self.ctx, split).into();
+            self.waiting = independent_parts(&self.ctx, split, self.min_part_bytes).into();
         }
     }
 
@@ -550,6 +565,7 @@ fn stream_splits(
     splits: Vec<DataSplit>,
     in_flight: usize,
     read_ahead_bytes: usize,
+    min_part_bytes: i64,
 ) -> RecordBatchStream {
     let schema = Arc::clone(&ctx.output_schema);
     let state = ReadState {
@@ -565,6 +581,7 @@ fn stream_splits(
         waiting: VecDeque::new(),
         running: VecDeque::new(),
         in_flight: in_flight.max(1),
+        min_part_bytes,
         finished: false,
     };
     let inner = futures::stream::unfold(state, |mut state| async move {

@@ -247,15 +247,27 @@ pub fn read_split(ctx: Arc<ReadContext>, split: DataSplit) -> Machine<RecordBatc
     })
 }
 
+/// Default smallest part for [`independent_parts`], in bytes of data files (sum of
+/// `DataFileMeta::file_size`): 8 MiB. Consecutive small files share a part so that a part's
+/// decoding outweighs the host's cost of scheduling it (a table of many small files read on
+/// many threads otherwise spends more CPU than it gains).
+pub const MIN_PART_BYTES: i64 = 8 << 20;
+
 /// `split` cut into parts that read independently: reading each part with [`read_split`] and
 /// concatenating the outputs in order gives exactly the batches (rows, order, batch
 /// boundaries) of reading `split` itself. Hosts with threads read the parts concurrently.
 ///
-/// Append splits (without row ranges) become one part per data file, with its deletion
-/// file; every other split (primary-key merges, data-evolution row-id groups) stays whole.
-/// Limits apply per [`read_split`] machine, so a host reading parts must apply the scan's
-/// limit to the concatenated output.
-pub fn independent_parts(ctx: &ReadContext, split: DataSplit) -> Vec<DataSplit> {
+/// Append splits (without row ranges) become parts of consecutive data files, each part
+/// holding files until their sizes reach `min_part_bytes` (hosts use [`MIN_PART_BYTES`]; a
+/// file of that size or more is a part of its own; 0: one part per file), with their
+/// deletion files; every other split (primary-key merges,
+/// data-evolution row-id groups) stays whole. Limits apply per [`read_split`] machine, so a
+/// host reading parts must apply the scan's limit to the concatenated output.
+pub fn independent_parts(
+    ctx: &ReadContext,
+    split: DataSplit,
+    min_part_bytes: i64,
+) -> Vec<DataSplit> {
     if ctx.table_kind != TableKind::Append || ctx.row_ranges.is_some() || split.data_files.len() < 2
     {
         return vec![split];
@@ -270,22 +282,37 @@ pub fn independent_parts(ctx: &ReadContext, split: DataSplit) -> Vec<DataSplit> 
         deletion_files,
         raw_convertible,
     } = split;
-    data_files
-        .into_iter()
-        .enumerate()
-        .map(|(i, file)| DataSplit {
-            snapshot_id,
-            partition: partition.clone(),
-            bucket,
-            bucket_path: bucket_path.clone(),
-            total_buckets,
-            data_files: vec![file],
-            deletion_files: deletion_files
+    let mut parts: Vec<DataSplit> = Vec::new();
+    let mut files = Vec::new();
+    let mut deletions = Vec::new();
+    let mut bytes: i64 = 0;
+    let count = data_files.len();
+    for (i, file) in data_files.into_iter().enumerate() {
+        bytes = bytes.saturating_add(file.file_size.max(0));
+        files.push(file);
+        deletions.push(
+            deletion_files
                 .as_ref()
-                .map(|d| vec![d.get(i).cloned().flatten()]),
-            raw_convertible,
-        })
-        .collect()
+                .and_then(|d| d.get(i).cloned().flatten()),
+        );
+        if bytes >= min_part_bytes || i + 1 == count {
+            parts.push(DataSplit {
+                snapshot_id,
+                partition: partition.clone(),
+                bucket,
+                bucket_path: bucket_path.clone(),
+                total_buckets,
+                data_files: std::mem::take(&mut files),
+                deletion_files: deletion_files
+                    .as_ref()
+                    .map(|_| std::mem::take(&mut deletions)),
+                raw_convertible,
+            });
+            deletions.clear();
+            bytes = 0;
+        }
+    }
+    parts
 }
 
 /// A machine reading splits one after the other (for hosts without threads); the limit

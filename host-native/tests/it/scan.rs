@@ -466,29 +466,65 @@ async fn parts_match_whole_splits(table: &str) {
     use paimon_native::Table;
     let t = Table::open(&table_dir(table)).await.unwrap();
     let plan = t.scan().plan().await.unwrap();
-    let ctx = paimon_kernel::read::ReadContext::try_new(&plan, None, None, None, 3).unwrap();
+    let ctx = std::sync::Arc::new(
+        paimon_kernel::read::ReadContext::try_new(&plan, None, None, None, 3).unwrap(),
+    );
     let whole = t
         .host()
         .run_to_vec(paimon_kernel::read::read_splits(
-            std::sync::Arc::new(ctx),
+            std::sync::Arc::clone(&ctx),
             plan.splits.clone(),
         ))
         .await
         .unwrap();
     assert!(!whole.is_empty(), "{table}");
+    // Part cutting: consecutive files in order, each part closed as soon as it reaches the
+    // minimum (only the last part may stay below it), deletion files kept aligned.
+    for min_part in [0i64, 1000, 3000, paimon_kernel::read::MIN_PART_BYTES] {
+        for split in &plan.splits {
+            let parts = paimon_kernel::read::independent_parts(&ctx, split.clone(), min_part);
+            let files: Vec<_> = parts.iter().flat_map(|p| p.data_files.clone()).collect();
+            assert_eq!(files, split.data_files, "{table} min {min_part}");
+            let dvs: Option<Vec<_>> = split.deletion_files.as_ref().map(|_| {
+                parts
+                    .iter()
+                    .flat_map(|p| p.deletion_files.clone().unwrap())
+                    .collect()
+            });
+            assert_eq!(dvs, split.deletion_files, "{table} min {min_part}");
+            if parts.len() > 1 {
+                for (i, p) in parts.iter().enumerate() {
+                    let sizes: Vec<i64> = p.data_files.iter().map(|f| f.file_size).collect();
+                    let total: i64 = sizes.iter().sum();
+                    let before_last: i64 = total - sizes.last().unwrap();
+                    assert!(before_last < min_part.max(1), "{table}: part {i} {sizes:?}");
+                    if i + 1 < parts.len() {
+                        assert!(total >= min_part, "{table}: part {i} {sizes:?}");
+                    }
+                }
+            }
+        }
+    }
     // 1 byte: parts behind the front one queue nothing; 1 GiB: no effective bound.
-    for (in_flight, read_ahead) in [(1, 0), (3, 1usize), (3, 1 << 30)] {
+    for (in_flight, read_ahead, min_part) in [
+        (1, 0, 0),
+        (3, 1usize, 0),
+        (3, 1 << 30, 0),
+        (3, 1, 1000),
+        (3, 1, paimon_kernel::read::MIN_PART_BYTES),
+    ] {
         let got = t
             .scan()
             .with_splits_in_flight(in_flight)
             .with_read_ahead_bytes(read_ahead)
+            .with_min_part_bytes(min_part)
             .with_batch_size(3)
             .to_batches()
             .await
             .unwrap();
         assert_eq!(
             got, whole,
-            "{table} in flight {in_flight} read-ahead {read_ahead}"
+            "{table} in flight {in_flight} read-ahead {read_ahead} min part {min_part}"
         );
     }
 }
