@@ -872,6 +872,25 @@ def ox_pk_orc_partitioned_dv_mor(ctx):
                      description="partitioned ORC PK table, DV merge-on-read")
 
 
+def _manifest_codec(codec):
+    def build(ctx):
+        name = "ox_manifest_codec_%s" % codec
+
+        def gen(rng, c, i):
+            return {"k": rng.randint(0, 15), "v": "c%d-%d" % (c, i)}
+        return _dedup_pk(ctx, name, [pk_field("k", pa.int32()), ("v", pa.string())], ["k"],
+                         gen, opts={"bucket": "2", "manifest.compression": codec},
+                         commits=3, n_first=12, n_upd=6,
+                         features=["primary-key", "manifest.compression:" + codec],
+                         description="manifests and manifest lists in Avro with codec %s" % codec)
+    build.__name__ = "ox_manifest_codec_%s" % codec
+    return build
+
+
+for _codec_name in ("bzip2", "xz"):
+    ox(_manifest_codec(_codec_name))
+
+
 @ox
 def ox_postpone_partitioned(ctx):
     name = "ox_postpone_partitioned"

@@ -8,8 +8,8 @@
 //!    window, `[block start, block start + max(1 MiB, block length))` capped at the file size.
 //!
 //! Each block (`long count`, `long size`, `size` compressed bytes, sync marker) is decompressed
-//! with the file codec (`null`, `deflate`, `snappy`, `zstandard`) and its rows are decoded
-//! straight into Arrow builders by a decoder compiled from the writer schema. The sync marker
+//! with the file codec (`null`, `deflate`, `snappy`, `zstandard` by apache-avro; `bzip2`, `xz`
+//! by `spec::avro_codec`) and its rows are decoded straight into Arrow builders by a decoder compiled from the writer schema. The sync marker
 //! after every block is checked.
 //!
 //! Writer schema → Arrow (the file's own types, see [`AvroFileReader::file_schema`]):
@@ -46,6 +46,7 @@ use bytes::Bytes;
 use crate::error::{Error, Result};
 use crate::format::data_file::ResolvedProjection;
 use crate::io::Io;
+use crate::spec::avro_codec::ExtraCodec;
 
 const FORMAT: &str = "avro";
 const MAGIC: &[u8; 4] = b"Obj\x01";
@@ -627,11 +628,19 @@ impl Node {
     }
 }
 
+/// How the blocks of a file are compressed.
+enum BlockCodec {
+    /// A codec apache-avro decodes (`null`, `deflate`, `snappy`, `zstandard`).
+    Avro(Codec),
+    /// `bzip2` or `xz`, decoded by [`ExtraCodec`].
+    Extra(ExtraCodec),
+}
+
 /// The parsed header of an Avro object container file.
 struct Header {
     len: usize,
     schema: AvroSchema,
-    codec: Codec,
+    codec: BlockCodec,
     sync: [u8; SYNC_LEN],
 }
 
@@ -684,16 +693,19 @@ fn decode_header(path: &str, bytes: &[u8]) -> Result<Option<Header>> {
     let schema = AvroSchema::parse_str(schema_json)
         .map_err(|e| corrupt(format!("invalid avro.schema: {e}")))?;
     let codec = match meta.get("avro.codec").map(Vec::as_slice) {
-        None | Some(b"null") => Codec::Null,
-        Some(b"deflate") => Codec::Deflate(DeflateSettings::default()),
-        Some(b"snappy") => Codec::Snappy,
-        Some(b"zstandard") => Codec::Zstandard(ZstandardSettings::default()),
-        Some(other) => {
-            return Err(Error::unsupported(format!(
-                "Avro codec {:?} in {path}",
-                String::from_utf8_lossy(other)
-            )));
-        }
+        None | Some(b"null") => BlockCodec::Avro(Codec::Null),
+        Some(b"deflate") => BlockCodec::Avro(Codec::Deflate(DeflateSettings::default())),
+        Some(b"snappy") => BlockCodec::Avro(Codec::Snappy),
+        Some(b"zstandard") => BlockCodec::Avro(Codec::Zstandard(ZstandardSettings::default())),
+        Some(other) => match ExtraCodec::from_name(other) {
+            Some(extra) => BlockCodec::Extra(extra),
+            None => {
+                return Err(Error::unsupported(format!(
+                    "Avro codec {:?} in {path}",
+                    String::from_utf8_lossy(other)
+                )));
+            }
+        },
     };
     Ok(Some(Header {
         len: c.pos,
@@ -708,7 +720,7 @@ pub struct AvroFileReader {
     path: String,
     file_size: u64,
     sync: [u8; SYNC_LEN],
-    codec: Codec,
+    codec: BlockCodec,
     root: Node,
     file_schema: SchemaRef,
     projection: ResolvedProjection,
@@ -860,19 +872,30 @@ impl AvroFileReader {
                 self.block_index, self.next_block
             )));
         }
-        let mut block = compressed.to_vec();
-        if matches!(self.codec, Codec::Snappy) && block.len() < 4 {
-            return Err(self.corrupt(format!(
-                "block {}: snappy block shorter than its CRC",
-                self.block_index
-            )));
-        }
-        self.codec.decompress(&mut block).map_err(|e| {
-            self.corrupt(format!(
-                "block {}: cannot decompress: {e}",
-                self.block_index
-            ))
-        })?;
+        let block = match &self.codec {
+            BlockCodec::Avro(codec) => {
+                let mut block = compressed.to_vec();
+                if matches!(codec, Codec::Snappy) && block.len() < 4 {
+                    return Err(self.corrupt(format!(
+                        "block {}: snappy block shorter than its CRC",
+                        self.block_index
+                    )));
+                }
+                codec.decompress(&mut block).map_err(|e| {
+                    self.corrupt(format!(
+                        "block {}: cannot decompress: {e}",
+                        self.block_index
+                    ))
+                })?;
+                block
+            }
+            BlockCodec::Extra(codec) => codec.decompress(compressed).map_err(|e| {
+                self.corrupt(format!(
+                    "block {}: cannot decompress: {e}",
+                    self.block_index
+                ))
+            })?,
+        };
         if count > block.len().saturating_mul(8).saturating_add(8) {
             return Err(self.corrupt(format!(
                 "block {}: {count} rows in {} bytes",

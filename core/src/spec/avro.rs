@@ -3,7 +3,9 @@
 //!
 //! `spec/table-layout.md` §5.1: decode with the writer schema stored in the file; unknown
 //! fields are ignored, missing nullable fields read as null, nullable fields are unions with
-//! `null` first. Codecs: `null`, `deflate`, `snappy`, `zstandard`.
+//! `null` first. Codecs: `null`, `deflate`, `snappy`, `zstandard`, `bzip2`, `xz` (Java writes
+//! the `manifest.compression` option, default `zstd`, as the matching Avro codec; `bzip2` and
+//! `xz` are decompressed by `spec::avro_codec`).
 
 use apache_avro::types::Value;
 
@@ -20,6 +22,9 @@ pub(crate) fn read_records(
     format: &'static str,
 ) -> Result<Vec<Vec<(String, Value)>>> {
     check_header_map(bytes, path, format)?;
+    // bzip2 and xz blocks are decompressed here (apache-avro's decoders panic on bad blocks).
+    let plain = super::avro_codec::to_null_codec(bytes, path, format)?;
+    let bytes = plain.as_deref().unwrap_or(bytes);
     // apache-avro 0.21 panics on some invalid writer schemas (an `unwrap` on a bad record
     // name in `Name::parse`, found by fuzzing): turn its panics into an error on this file.
     std::panic::catch_unwind(|| decode_container(bytes, path, format)).unwrap_or_else(|_| {

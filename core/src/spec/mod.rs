@@ -2,6 +2,7 @@
 //! options.
 
 mod avro;
+pub(crate) mod avro_codec;
 pub mod avro_write;
 pub mod binary_row;
 pub mod data_file;

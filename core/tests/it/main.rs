@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod avro_codecs;
 mod canonical;
 mod common;
 mod corpus_manifests;
