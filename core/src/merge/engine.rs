@@ -11,7 +11,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{
     ArrowPrimitiveType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
 };
-use arrow_array::{Array, ArrayRef, ArrowNativeTypeOp, RecordBatch};
+use arrow_array::{ArrayRef, ArrowNativeTypeOp, RecordBatch};
+use arrow_buffer::NullBuffer;
 use arrow_schema::DataType as ArrowType;
 
 use super::RowKind;
@@ -59,6 +60,11 @@ pub(crate) struct GroupView<'a> {
     pub(crate) window: &'a [RecordBatch],
     /// Index of the first value column in the batches.
     pub(crate) value_offset: usize,
+    /// The null buffers of the value columns of every window batch, `width` per batch
+    /// (`None`: the column has no nulls in that batch).
+    pub(crate) nulls: &'a [Option<NullBuffer>],
+    /// Value columns per window batch.
+    pub(crate) width: usize,
     /// (window batch, row) of each record.
     pub(crate) recs: &'a [(usize, usize)],
 }
@@ -70,9 +76,14 @@ impl GroupView<'_> {
         (&self.window[w].columns()[self.value_offset + c], r)
     }
 
+    /// Whether value column `c` of record `rec` is not null (no call through the array).
+    #[inline]
     fn is_valid(&self, rec: usize, c: usize) -> bool {
-        let (a, r) = self.at(rec, c);
-        a.is_valid(r)
+        let (w, r) = self.recs[rec];
+        match &self.nulls[w * self.width + c] {
+            None => true,
+            Some(n) => n.is_valid(r),
+        }
     }
 
     fn cell(&self, rec: usize) -> OutCell {
@@ -102,11 +113,11 @@ impl GroupView<'_> {
         let mut acc: Option<T::Native> = None;
         let mut single = None;
         for rec in 0..self.recs.len() {
-            let (a, r) = self.at(rec, c);
-            if a.is_null(r) {
+            if !self.is_valid(rec, c) {
                 continue;
             }
-            let v = a.as_primitive_opt::<T>()?.value(r);
+            let (a, r) = self.at(rec, c);
+            let v = *a.as_primitive_opt::<T>()?.values().get(r)?;
             acc = Some(match acc {
                 None => {
                     single = Some(rec);
@@ -313,6 +324,8 @@ pub(crate) struct PartialUpdate {
     /// `partial-update.remove-record-on-sequence-group`.
     partial_delete: BTreeSet<usize>,
     nullable: Vec<bool>,
+    /// Input columns of NOT NULL fields.
+    not_null: Vec<usize>,
 }
 
 const PU_DELETE_MSG: &str = "By default, Partial update can not accept delete records, you can choose one of the following solutions:\n1. Configure 'ignore-delete' to ignore delete records.\n2. Configure 'partial-update.remove-record-on-delete' to remove the whole row when receiving delete records.\n3. Configure 'sequence-group's to retract partial columns. Also configure 'partial-update.remove-record-on-sequence-group' to remove the whole row when receiving deleted records of `specified sequence group`.";
@@ -468,6 +481,9 @@ impl PartialUpdate {
             aggs,
             partial_delete,
             nullable: input.iter().map(|f| f.field.data_type.nullable).collect(),
+            not_null: (0..input.len())
+                .filter(|c| !input[*c].field.data_type.nullable)
+                .collect(),
         })
     }
 
@@ -500,8 +516,8 @@ impl PartialUpdate {
         if !self.groups.is_empty() {
             return false;
         }
-        for (c, nullable) in self.nullable.iter().enumerate() {
-            if !nullable && (0..g.recs.len()).any(|r| !g.is_valid(r, c)) {
+        for &c in &self.not_null {
+            if (0..g.recs.len()).any(|r| !g.is_valid(r, c)) {
                 return false;
             }
         }

@@ -245,6 +245,9 @@ pub struct MergeReader {
     fast: bool,
     /// Batches referenced by the current group and the pending output rows.
     window: Vec<RecordBatch>,
+    /// The null buffers of the value columns of each window batch (`None`: no nulls), one
+    /// per value column, window batch after window batch.
+    window_nulls: Vec<Option<NullBuffer>>,
     /// The pending output rows, column by column (bases: the window batches' columns).
     columns: Vec<ColumnBuilder<'static>>,
     /// Rows in `columns`.
@@ -425,6 +428,7 @@ impl MergeReader {
             failed: false,
             fast: true,
             window: Vec::new(),
+            window_nulls: Vec::new(),
             columns,
             pending_rows: 0,
             cells: Vec::new(),
@@ -472,6 +476,7 @@ impl MergeReader {
             self.pending_rows = 0;
             self.chunks.clear();
             self.window.clear();
+            self.window_nulls.clear();
             self.group.clear();
         }
         out
@@ -648,7 +653,12 @@ impl MergeReader {
         let window = match cb.window {
             Some(i) => i,
             None => {
-                self.window.push(cb.batch.clone());
+                push_window(
+                    &mut self.window,
+                    &mut self.window_nulls,
+                    self.value_offset,
+                    &cb.batch,
+                );
                 cb.window = Some(self.window.len() - 1);
                 self.window.len() - 1
             }
@@ -699,7 +709,12 @@ impl MergeReader {
         let window = match cb.window {
             Some(i) => i,
             None => {
-                self.window.push(cb.batch.clone());
+                push_window(
+                    &mut self.window,
+                    &mut self.window_nulls,
+                    self.value_offset,
+                    &cb.batch,
+                );
                 cb.window = Some(self.window.len() - 1);
                 self.window.len() - 1
             }
@@ -902,12 +917,16 @@ impl MergeReader {
         }
         let mut group = std::mem::take(&mut self.group);
         if group.len() > 1 {
-            group.sort_by(|a, b| {
+            let order = |a: &Rec, b: &Rec| {
                 a.user_seq
                     .cmp(&b.user_seq)
                     .then(a.seq.cmp(&b.seq))
                     .then(a.kind.is_add().cmp(&b.kind.is_add()))
-            });
+            };
+            // The loser tree yields most groups in order already.
+            if !group.is_sorted_by(|a, b| order(a, b) != Ordering::Greater) {
+                group.sort_by(order);
+            }
         }
         let result = self.merge_group(&group);
         // Keep the group's allocation for the next key.
@@ -969,6 +988,8 @@ impl MergeReader {
                     let view = GroupView {
                         window: &self.window,
                         value_offset: self.value_offset,
+                        nulls: &self.window_nulls,
+                        width: self.input_schema.fields().len() - self.value_offset,
                         recs: &self.group_rows,
                     };
                     let done = match &self.engine {
@@ -1047,6 +1068,7 @@ impl MergeReader {
     /// when the group is empty), so no record refers to them any more.
     fn release_window(&mut self) {
         self.window.clear();
+        self.window_nulls.clear();
         for c in &mut self.cursors {
             if let Some(cb) = c.current.as_mut() {
                 cb.window = None;
@@ -1065,6 +1087,22 @@ impl MergeReader {
         arrow_select::concat::concat_batches(&self.output_schema, &parts)
             .map_err(|e| Error::arrow("merge: concatenating output", e))
     }
+}
+
+/// Add `batch` to the window, with the null buffers of its value columns (from
+/// `value_offset`).
+fn push_window(
+    window: &mut Vec<RecordBatch>,
+    nulls: &mut Vec<Option<NullBuffer>>,
+    value_offset: usize,
+    batch: &RecordBatch,
+) {
+    window.push(batch.clone());
+    nulls.extend(
+        batch.columns()[value_offset..]
+            .iter()
+            .map(|c| c.nulls().filter(|n| n.null_count() > 0).cloned()),
+    );
 }
 
 fn bad_kind(run: usize, k: i8) -> Error {
