@@ -23,6 +23,17 @@
 //! * `NotFound` (and every other [`IoErrorKind`]) is an *answer*: the machine decides whether it
 //!   is an error (a missing data file) or expected (probing `snapshot-(n+1)`).
 //!
+//! * Paths are `/`-separated and relative to the host's root (the table root, or the warehouse
+//!   root), never starting with `/`, with one exception: an *absolute URI*, a path that starts
+//!   with a scheme and `:/` (see [`uri_scheme`]): `file:/tmp/ext/bucket-0/data-1.parquet`,
+//!   `file:///tmp/...`, `s3://bucket/key`, `oss://...`. The core sends such paths exactly as
+//!   the table metadata holds them: Paimon's `_EXTERNAL_PATH` of a data file or index file
+//!   (tables written with `data-file.external-paths`) is a full URI outside the table
+//!   directory. The host resolves an absolute URI itself (through the store of the table root
+//!   when the URI is under it, else a store for the URI's scheme and authority), or answers
+//!   `Unsupported` with a detail naming the URI when it cannot reach it. Everything else is
+//!   relative to the host root, as before.
+//!
 //! Internally the operations are written as `async` code over an [`Io`] handle: awaiting an IO
 //! call registers a request and suspends; [`Machine::step`] polls the operation with a no-op
 //! waker and turns the requests registered since the last step into one round. There is no
@@ -65,7 +76,8 @@ pub enum PutMode {
 }
 
 /// One IO operation, as plain data. Paths are relative to the host's root (usually the table
-/// root or the warehouse root), `/`-separated, never starting with `/`.
+/// root or the warehouse root), `/`-separated, never starting with `/`; or absolute URIs
+/// (external data and index files, see the module docs and [`uri_scheme`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum IoOp {
@@ -120,6 +132,21 @@ impl IoOp {
             IoOp::List { prefix } => prefix,
         }
     }
+}
+
+/// The scheme of `path` if it is an absolute URI, `None` if it is relative to the host root.
+///
+/// An absolute URI starts with a scheme (an ASCII letter, then letters, digits, `+`, `-` or
+/// `.`) followed by `:/`: `file:/tmp/t/x.parquet` and `file:///tmp/t/x.parquet` give `file`,
+/// `s3://bucket/k` gives `s3`. Relative paths written by Paimon never match: partition values
+/// and names are escaped (`:` becomes `%3A`), and bucket, manifest and index paths have no `:`.
+/// Source: Java `org.apache.paimon.fs.Path` (a path string with a scheme is absolute).
+pub fn uri_scheme(path: &str) -> Option<&str> {
+    let (scheme, rest) = path.split_once(':')?;
+    let mut chars = scheme.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (valid && rest.starts_with('/')).then_some(scheme)
 }
 
 /// A request of a round: an id and the operation.
@@ -784,6 +811,28 @@ impl MemoryStore {
 mod tests {
     use super::*;
     use futures_util::future::join_all;
+
+    #[test]
+    fn absolute_uris_are_told_from_relative_paths() {
+        assert_eq!(
+            uri_scheme("file:/tmp/ext/bucket-0/data-1.parquet"),
+            Some("file")
+        );
+        assert_eq!(uri_scheme("file:///tmp/ext/data-1.parquet"), Some("file"));
+        assert_eq!(uri_scheme("s3://bucket/wh/t/bucket-0/f"), Some("s3"));
+        assert_eq!(uri_scheme("oss+x-1.y://b/k"), Some("oss+x-1.y"));
+        for relative in [
+            "bucket-0/data-1.parquet",
+            "dt=2024-01-01 10%3A00/bucket-0/f",
+            "index/index-1",
+            "a:b",
+            "1s3://b/k",
+            ":/x",
+            "",
+        ] {
+            assert_eq!(uri_scheme(relative), None, "{relative}");
+        }
+    }
 
     #[test]
     fn rounds_are_sequential_and_concurrent_reads_share_a_round() {

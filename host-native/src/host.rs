@@ -28,6 +28,14 @@
 //!
 //! The object_store message is passed along as the answer's `detail`.
 //!
+//! # Absolute paths
+//!
+//! Request paths are relative to the table root, except absolute URIs (external data and index
+//! files, `paimon_kernel::io::uri_scheme`): `Read`, `Head`, `Put` and `Delete` of one go to
+//! the store [`TableLocation::resolve`] picks (the table's own when the URI is under the table
+//! root, else a store kept per scheme and authority); a scheme without a store is answered
+//! `Unsupported`, and so is a `List` of an absolute prefix (the core never lists one).
+//!
 //! # CPU work and threads
 //!
 //! [`Machine::step`] is where the core decodes and merges; it is synchronous CPU work. The
@@ -50,10 +58,11 @@ use object_store::path::Path;
 use object_store::{ObjectStore, PutOptions, PutPayload};
 use paimon_kernel::io::{
     IoAnswer, IoErrorKind, IoOp, IoRequest, Machine, ObjectMeta, PutMode, RequestId, Step,
+    uri_scheme,
 };
 
 use crate::error::{Error, Result};
-use crate::location::{StoreKind, TableLocation};
+use crate::location::{Resolved, StoreKind, TableLocation};
 
 /// Tuning of an [`ObjectStoreHost`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +188,12 @@ impl ObjectStoreHost {
     /// The object store (paths relative to the table root).
     pub fn store(&self) -> &Arc<dyn ObjectStore> {
         &self.inner.location.store
+    }
+
+    /// The store and path a request path goes to: relative paths to [`Self::store`], absolute
+    /// URIs (external files) as [`TableLocation::resolve`] says.
+    fn resolve(&self, path: &str) -> Result<Resolved, Failure> {
+        self.inner.location.resolve(path)
     }
 
     /// Options in force.
@@ -429,17 +444,17 @@ impl ObjectStoreHost {
     }
 
     async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes, Failure> {
-        let location = parse_path(path)?;
+        let Resolved {
+            store,
+            path: location,
+        } = self.resolve(path)?;
         if range.start == range.end {
             // object_store rejects empty ranges; still answer NotFound for a missing object.
-            self.retrying(true, false, || self.store().head(&location))
-                .await?;
+            self.retrying(true, false, || store.head(&location)).await?;
             return Ok(Bytes::new());
         }
         let bytes = self
-            .retrying(true, false, || {
-                self.store().get_range(&location, range.clone())
-            })
+            .retrying(true, false, || store.get_range(&location, range.clone()))
             .await?;
         self.count_bytes(bytes.len());
         Ok(bytes)
@@ -470,10 +485,13 @@ impl ObjectStoreHost {
     }
 
     async fn read_whole(&self, path: &str) -> Result<IoAnswer, Failure> {
-        let location = parse_path(path)?;
+        let Resolved {
+            store,
+            path: location,
+        } = self.resolve(path)?;
         let bytes = self
             .retrying(true, false, || async {
-                self.store().get(&location).await?.bytes().await
+                store.get(&location).await?.bytes().await
             })
             .await?;
         self.count_bytes(bytes.len());
@@ -481,16 +499,23 @@ impl ObjectStoreHost {
     }
 
     async fn head(&self, path: &str) -> Result<IoAnswer, Failure> {
-        let location = parse_path(path)?;
-        let meta = self
-            .retrying(true, false, || self.store().head(&location))
-            .await?;
+        let Resolved {
+            store,
+            path: location,
+        } = self.resolve(path)?;
+        let meta = self.retrying(true, false, || store.head(&location)).await?;
         Ok(IoAnswer::Head {
             size_bytes: meta.size,
         })
     }
 
     async fn list(&self, prefix: &str) -> Result<IoAnswer, Failure> {
+        if uri_scheme(prefix).is_some() {
+            return Err((
+                IoErrorKind::Unsupported,
+                format!("listing an absolute URI ({prefix:?}) is not supported"),
+            ));
+        }
         // object_store lists by directory; list the prefix's directory and filter by string.
         let dir = prefix.rsplit_once('/').map_or("", |(d, _)| d);
         let dir = if dir.is_empty() {
@@ -533,7 +558,10 @@ impl ObjectStoreHost {
     }
 
     async fn put(&self, path: &str, bytes: Bytes, mode: PutMode) -> Result<IoAnswer, Failure> {
-        let location = parse_path(path)?;
+        let Resolved {
+            store,
+            path: location,
+        } = self.resolve(path)?;
         let create = mode == PutMode::CreateNew;
         let store_mode = if create {
             object_store::PutMode::Create
@@ -545,16 +573,18 @@ impl ObjectStoreHost {
                 mode: store_mode.clone(),
                 ..PutOptions::default()
             };
-            self.store()
-                .put_opts(&location, PutPayload::from(bytes.clone()), opts)
+            store.put_opts(&location, PutPayload::from(bytes.clone()), opts)
         })
         .await?;
         Ok(IoAnswer::Done)
     }
 
     async fn delete(&self, path: &str) -> Result<IoAnswer, Failure> {
-        let location = parse_path(path)?;
-        self.retrying(true, false, || self.store().delete(&location))
+        let Resolved {
+            store,
+            path: location,
+        } = self.resolve(path)?;
+        self.retrying(true, false, || store.delete(&location))
             .await?;
         Ok(IoAnswer::Done)
     }

@@ -13,8 +13,24 @@
 //! Anything without `://` is a local path, relative to the current directory when not absolute.
 //! The store is wrapped in a `PrefixStore` at the table directory, so core paths such as
 //! `snapshot/LATEST` are relative to the table root.
+//!
+//! # Absolute URIs (external data and index files)
+//!
+//! A request path that is an absolute URI ([`paimon_kernel::io::uri_scheme`]: the
+//! `_EXTERNAL_PATH` of files written with `data-file.external-paths`, e.g.
+//! `file:/tmp/ext/bucket-0/data-1.parquet` or `s3://other/ext/...`) is resolved by
+//! [`TableLocation::resolve`]:
+//! 1. under the table root (same scheme, host and port, path below the root's): the table's
+//!    own store with the remaining relative path;
+//! 2. otherwise a store for the URI's scheme and authority, built like a table location's
+//!    (same table above, same environment credentials) but without a prefix, on first use and
+//!    then kept per `scheme://authority` for the life of the location (clones share it);
+//! 3. a scheme with no store in the table above (`oss:`, `hdfs:`...), or a `file:` URI while the
+//!    table itself is not local (metadata of a remote table may not make the host read local
+//!    files), is answered `Unsupported` with the URI in the detail.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
@@ -25,6 +41,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::prefix::PrefixStore;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use paimon_kernel::io::{IoErrorKind, uri_scheme};
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -64,6 +81,97 @@ pub struct TableLocation {
     /// the host maps this answer to `Unsupported` at once (the core then probes instead of
     /// listing) and still retries transient failures with its own loop.
     pub list_store: Arc<dyn ObjectStore>,
+    /// The table root as a URL ending in `/`, for absolute request paths; `None` when unknown
+    /// ([`TableLocation::from_store`] with a `url` that does not parse).
+    root: Option<Url>,
+    /// Stores of absolute URIs outside the table root, by `scheme://authority`.
+    external: Arc<Mutex<BTreeMap<String, Arc<dyn ObjectStore>>>>,
+}
+
+/// A request path resolved to a store and a path within it (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The store to ask.
+    pub store: Arc<dyn ObjectStore>,
+    /// The path within `store`.
+    pub path: Path,
+}
+
+/// Why a request path could not be resolved: the kind to answer the core with and a detail.
+pub type ResolveError = (IoErrorKind, String);
+
+/// A store built for a URL: the store, its kind, and for HTTP a retry-free client for listings.
+type SchemeStore = (
+    Arc<dyn ObjectStore>,
+    StoreKind,
+    Option<Arc<dyn ObjectStore>>,
+);
+
+/// The store of a URL's scheme (no prefix applied), its kind and, for HTTP, a retry-free
+/// client for listings (see [`TableLocation::list_store`]). `file:` URLs are handled by the
+/// callers. `Err(None)` for an unknown scheme.
+fn scheme_store(
+    url: &Url,
+    location: &str,
+) -> std::result::Result<SchemeStore, Option<object_store::Error>> {
+    Ok(match url.scheme() {
+        "s3" | "s3a" => (
+            Arc::new(AmazonS3Builder::from_env().with_url(location).build()?),
+            StoreKind::S3,
+            None,
+        ),
+        "gs" => (
+            Arc::new(
+                GoogleCloudStorageBuilder::from_env()
+                    .with_url(location)
+                    .build()?,
+            ),
+            StoreKind::Gcs,
+            None,
+        ),
+        "az" | "adl" | "azure" | "abfs" | "abfss" => (
+            Arc::new(
+                MicrosoftAzureBuilder::from_env()
+                    .with_url(location)
+                    .build()?,
+            ),
+            StoreKind::Azure,
+            None,
+        ),
+        "http" | "https" => {
+            let origin = url.origin().ascii_serialization();
+            let http = |retry: RetryConfig| {
+                HttpBuilder::new()
+                    .with_url(origin.clone())
+                    .with_client_options(
+                        ClientOptions::new().with_allow_http(url.scheme() == "http"),
+                    )
+                    .with_retry(retry)
+                    .build()
+            };
+            let no_retry = RetryConfig {
+                max_retries: 0,
+                ..RetryConfig::default()
+            };
+            let list: Arc<dyn ObjectStore> = Arc::new(http(no_retry)?);
+            (
+                Arc::new(http(RetryConfig::default())?),
+                StoreKind::Http,
+                Some(list),
+            )
+        }
+        "memory" => (Arc::new(InMemory::new()), StoreKind::Memory, None),
+        _ => return Err(None),
+    })
+}
+
+/// `url` with its path ending in `/` (a directory).
+fn as_dir(mut url: Url) -> Url {
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    url
 }
 
 impl TableLocation {
@@ -87,65 +195,16 @@ impl TableLocation {
             location: location.to_string(),
             source,
         };
-        let mut list_store: Option<Arc<dyn ObjectStore>> = None;
-        let (store, kind): (Arc<dyn ObjectStore>, StoreKind) = match url.scheme() {
-            "file" => {
-                let path = url
-                    .to_file_path()
-                    .map_err(|()| bad("not a local file URL".to_string()))?;
-                return Self::local(location, &path);
-            }
-            "s3" | "s3a" => (
-                Arc::new(
-                    AmazonS3Builder::from_env()
-                        .with_url(location)
-                        .build()
-                        .map_err(store_err)?,
-                ),
-                StoreKind::S3,
-            ),
-            "gs" => (
-                Arc::new(
-                    GoogleCloudStorageBuilder::from_env()
-                        .with_url(location)
-                        .build()
-                        .map_err(store_err)?,
-                ),
-                StoreKind::Gcs,
-            ),
-            "az" | "adl" | "azure" | "abfs" | "abfss" => (
-                Arc::new(
-                    MicrosoftAzureBuilder::from_env()
-                        .with_url(location)
-                        .build()
-                        .map_err(store_err)?,
-                ),
-                StoreKind::Azure,
-            ),
-            "http" | "https" => {
-                let origin = url.origin().ascii_serialization();
-                let http = |retry: RetryConfig| {
-                    HttpBuilder::new()
-                        .with_url(origin.clone())
-                        .with_client_options(
-                            ClientOptions::new().with_allow_http(url.scheme() == "http"),
-                        )
-                        .with_retry(retry)
-                        .build()
-                };
-                let no_retry = RetryConfig {
-                    max_retries: 0,
-                    ..RetryConfig::default()
-                };
-                list_store = Some(Arc::new(http(no_retry).map_err(store_err)?));
-                (
-                    Arc::new(http(RetryConfig::default()).map_err(store_err)?),
-                    StoreKind::Http,
-                )
-            }
-            "memory" => (Arc::new(InMemory::new()), StoreKind::Memory),
-            other => return Err(bad(format!("unsupported scheme {other:?}"))),
-        };
+        if url.scheme() == "file" {
+            let path = url
+                .to_file_path()
+                .map_err(|()| bad("not a local file URL".to_string()))?;
+            return Self::local(location, &path);
+        }
+        let (store, kind, list_store) = scheme_store(&url, location).map_err(|e| match e {
+            Some(source) => store_err(source),
+            None => bad(format!("unsupported scheme {:?}", url.scheme())),
+        })?;
         let rooted = |s: Arc<dyn ObjectStore>| -> Arc<dyn ObjectStore> {
             if prefix.as_ref().is_empty() {
                 s
@@ -160,21 +219,111 @@ impl TableLocation {
             kind,
             url: location.trim_end_matches('/').to_string(),
             list_store,
+            root: Some(as_dir(url)),
+            external: Arc::default(),
         })
     }
 
     /// A location over an existing store (tests, custom stores); paths are used as they are.
+    /// Absolute request paths under `url` (when it parses as a URL) resolve to `store`.
     pub fn from_store(
         store: Arc<dyn ObjectStore>,
         kind: StoreKind,
         url: impl Into<String>,
     ) -> Self {
+        let url = url.into();
         TableLocation {
             list_store: Arc::clone(&store),
             store,
             kind,
-            url: url.into(),
+            root: Url::parse(&url).ok().map(as_dir),
+            url,
+            external: Arc::default(),
         }
+    }
+
+    /// Where a request path goes (see the module docs): a relative path to the table store;
+    /// an absolute URI to the table store when under the table root, else to the cached store
+    /// of its scheme and authority.
+    ///
+    /// Errors: `Other` for a path object_store cannot represent or a malformed URI,
+    /// `Unsupported` for a scheme without a store (or a local URI of a remote table), the
+    /// store's configuration error as `Other`.
+    pub fn resolve(&self, path: &str) -> std::result::Result<Resolved, ResolveError> {
+        let Some(scheme) = uri_scheme(path) else {
+            return Ok(Resolved {
+                store: Arc::clone(&self.store),
+                path: Path::parse(path)
+                    .map_err(|e| (IoErrorKind::Other, format!("invalid path {path:?}: {e}")))?,
+            });
+        };
+        let bad = |reason: String| {
+            (
+                IoErrorKind::Other,
+                format!("invalid URI {path:?}: {reason}"),
+            )
+        };
+        let url = Url::parse(path).map_err(|e| bad(e.to_string()))?;
+        let object_path =
+            |p: &str| Path::from_url_path(p).map_err(|e| bad(format!("invalid path: {e}")));
+        if let Some(root) = &self.root
+            && same_authority(root, &url)
+            && let Some(rel) = url.path().strip_prefix(root.path())
+        {
+            return Ok(Resolved {
+                store: Arc::clone(&self.store),
+                path: object_path(rel)?,
+            });
+        }
+        let unsupported = |why: &str| {
+            (
+                IoErrorKind::Unsupported,
+                format!("external path {path:?} of table {}: {why}", self.url),
+            )
+        };
+        let key = if url.scheme() == "file" {
+            if self.kind != StoreKind::Local {
+                return Err(unsupported(
+                    "a local file outside a table that is not local is not read",
+                ));
+            }
+            "file://".to_string()
+        } else {
+            format!("{}://{}", url.scheme(), url.authority())
+        };
+        let mut stores = self.external.lock().map_err(|_| {
+            (
+                IoErrorKind::Other,
+                "external store cache poisoned".to_string(),
+            )
+        })?;
+        let store = match stores.get(&key) {
+            Some(s) => Arc::clone(s),
+            None => {
+                let store: Arc<dyn ObjectStore> = if url.scheme() == "file" {
+                    Arc::new(LocalFileSystem::new())
+                } else {
+                    match scheme_store(&url, path) {
+                        Ok((s, _, _)) => s,
+                        Err(None) => {
+                            return Err(unsupported(&format!("no store for scheme {scheme:?}")));
+                        }
+                        Err(Some(e)) => {
+                            return Err((
+                                IoErrorKind::Other,
+                                format!("cannot open a store for external path {path:?}: {e}"),
+                            ));
+                        }
+                    }
+                };
+                stores.insert(key, Arc::clone(&store));
+                store
+            }
+        };
+        Ok(Resolved {
+            store,
+            path: object_path(url.path())?,
+        })
     }
 
     fn local(location: &str, path: &std::path::Path) -> Result<Self> {
@@ -206,7 +355,21 @@ impl TableLocation {
             list_store: Arc::clone(&store),
             store,
             kind: StoreKind::Local,
+            root: Url::from_directory_path(&abs).ok(),
             url,
+            external: Arc::default(),
         })
     }
+}
+
+/// Whether `url` is on the same store as `root`: same scheme (`s3a` counts as `s3`), host and
+/// port.
+fn same_authority(root: &Url, url: &Url) -> bool {
+    let scheme = |u: &Url| match u.scheme() {
+        "s3a" => "s3".to_string(),
+        s => s.to_string(),
+    };
+    scheme(root) == scheme(url)
+        && root.host_str() == url.host_str()
+        && root.port_or_known_default() == url.port_or_known_default()
 }

@@ -11,7 +11,9 @@ use std::ops::Range;
 
 use futures_util::StreamExt;
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
-use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, IoRequest, MemoryStore, ObjectMeta};
+use paimon_kernel::io::{
+    IoAnswer, IoErrorKind, IoOp, IoRequest, MemoryStore, ObjectMeta, uri_scheme,
+};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -169,8 +171,22 @@ impl Source {
             .await
     }
 
-    /// Answer one operation.
+    /// Answer one operation. An absolute URI (an external data or index file, see
+    /// [`uri_scheme`]) is answered `Unsupported` with the URI in the detail: these sources hold
+    /// only the table directory (a memory source answers it when it holds that key).
     pub async fn answer(&self, op: &IoOp) -> IoAnswer {
+        if uri_scheme(op.path()).is_some() {
+            let held =
+                matches!(self, Source::Memory(m) if m.borrow().objects.contains_key(op.path()));
+            if !held {
+                return unsupported(&format!(
+                    "external path {:?} (data-file.external-paths): the {} source reads only \
+                     files under the table root",
+                    op.path(),
+                    self.kind()
+                ));
+            }
+        }
         match op {
             IoOp::Put { .. } | IoOp::Delete { .. } => {
                 if let Source::Memory(m) = self {

@@ -350,6 +350,138 @@ async fn local_location_reads_relative_to_table_root() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A `Read` answer's bytes, or the error as `(kind, detail)`.
+fn read_answer(answer: IoAnswer) -> Result<Bytes, (IoErrorKind, String)> {
+    match answer {
+        IoAnswer::Bytes { bytes } => Ok(bytes),
+        IoAnswer::Error { kind, detail } => Err((kind, detail)),
+        other => panic!("unexpected answer {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn absolute_uris_resolve_to_external_local_files() {
+    // <tmp>/table is the table; <tmp>/ext holds an external data file (as written with
+    // data-file.external-paths = file://<tmp>/ext).
+    let base = std::env::temp_dir().join(format!("paimon-native-ext-{}", std::process::id()));
+    let table = base.join("table");
+    let ext = base.join("ext/bucket-0");
+    std::fs::create_dir_all(table.join("snapshot")).unwrap();
+    std::fs::create_dir_all(&ext).unwrap();
+    std::fs::write(table.join("snapshot/LATEST"), b"7").unwrap();
+    std::fs::write(ext.join("data-1.parquet"), b"external bytes").unwrap();
+    let base = std::fs::canonicalize(&base).unwrap();
+    let base = base.to_str().unwrap();
+    let host = ObjectStoreHost::open(&format!("{base}/table")).unwrap();
+    // Java's Path renders file URIs as file:/abs/path; file:///abs/path is the same file.
+    for uri in [
+        format!("file:{base}/ext/bucket-0/data-1.parquet"),
+        format!("file://{base}/ext/bucket-0/data-1.parquet"),
+    ] {
+        let whole = host
+            .answer(&IoOp::Read {
+                path: uri.clone(),
+                range: None,
+            })
+            .await;
+        assert_eq!(
+            read_answer(whole).unwrap(),
+            Bytes::from_static(b"external bytes")
+        );
+        let part = host
+            .answer(&IoOp::Read {
+                path: uri.clone(),
+                range: Some(9..14),
+            })
+            .await;
+        assert_eq!(read_answer(part).unwrap(), Bytes::from_static(b"bytes"));
+        let head = host.answer(&IoOp::Head { path: uri }).await;
+        assert_eq!(head, IoAnswer::Head { size_bytes: 14 });
+    }
+    // Under the table root: the table's own store.
+    let inside = host
+        .answer(&IoOp::Read {
+            path: format!("file:{base}/table/snapshot/LATEST"),
+            range: None,
+        })
+        .await;
+    assert_eq!(read_answer(inside).unwrap(), Bytes::from_static(b"7"));
+    let missing = host
+        .answer(&IoOp::Read {
+            path: format!("file:{base}/ext/bucket-0/data-2.parquet"),
+            range: None,
+        })
+        .await;
+    assert_eq!(read_answer(missing).unwrap_err().0, IoErrorKind::NotFound);
+    // One local store for every file: URI.
+    let a = host
+        .location()
+        .resolve(&format!("file:{base}/ext/a"))
+        .unwrap();
+    let b = host.location().resolve("file:///elsewhere/b").unwrap();
+    assert!(Arc::ptr_eq(&a.store, &b.store));
+    assert!(!Arc::ptr_eq(&a.store, host.store()));
+    assert_eq!(b.path.as_ref(), "elsewhere/b");
+    let listed = host
+        .answer(&IoOp::List {
+            prefix: format!("file:{base}/ext/"),
+        })
+        .await;
+    assert!(
+        matches!(
+            &listed,
+            IoAnswer::Error {
+                kind: IoErrorKind::Unsupported,
+                ..
+            }
+        ),
+        "{listed:?}"
+    );
+    std::fs::remove_dir_all(base).unwrap();
+}
+
+#[tokio::test]
+async fn absolute_uris_of_other_stores_or_unknown_schemes() {
+    let store = InMemory::new();
+    store
+        .put(
+            &Path::from("t/bucket-0/f"),
+            PutPayload::from_static(b"in table"),
+        )
+        .await
+        .unwrap();
+    let prefixed: Arc<dyn ObjectStore> =
+        Arc::new(object_store::prefix::PrefixStore::new(store, "t"));
+    let host = ObjectStoreHost::new(TableLocation::from_store(
+        prefixed,
+        StoreKind::Memory,
+        "memory://wh/t",
+    ));
+    let answer = |path: &str| {
+        let host = host.clone();
+        let path = path.to_string();
+        async move { read_answer(host.answer(&IoOp::Read { path, range: None }).await) }
+    };
+    assert_eq!(
+        answer("memory://wh/t/bucket-0/f").await.unwrap(),
+        Bytes::from_static(b"in table")
+    );
+    // Another authority: a store of its own (an empty in-memory one here).
+    assert_eq!(
+        answer("memory://other/t/bucket-0/f").await.unwrap_err().0,
+        IoErrorKind::NotFound
+    );
+    let (kind, detail) = answer("oss://bucket/ext/bucket-0/f").await.unwrap_err();
+    assert_eq!(kind, IoErrorKind::Unsupported);
+    assert!(
+        detail.contains("oss://bucket/ext/bucket-0/f") && detail.contains("\"oss\""),
+        "{detail}"
+    );
+    // Metadata of a table that is not local may not make the host read local files.
+    let (kind, detail) = answer("file:/etc/hostname").await.unwrap_err();
+    assert_eq!(kind, IoErrorKind::Unsupported, "{detail}");
+}
+
 #[test]
 fn locations_parse_or_fail_precisely() {
     for (loc, kind) in [
