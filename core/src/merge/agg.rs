@@ -7,14 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
-    Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType,
-};
-use arrow_array::{Array, ArrowNativeTypeOp};
-use arrow_schema::{DataType as ArrowType, Fields, TimeUnit};
+use arrow_schema::{DataType as ArrowType, Fields};
 
 use super::config::FieldMergeOptions;
 use super::value::{Value, compare_values, fingerprints, is_blank};
@@ -156,9 +149,9 @@ pub(crate) enum SimpleAgg {
     FirstNonNull,
     /// `sum` of a non-decimal numeric column of this type (integer overflow: not simple).
     Sum(SumType),
-    /// `max` of a column [`native_cmp`] compares.
+    /// `max` of a column of a type `native_cmp_supported` accepts.
     Max,
-    /// `min` of a column [`native_cmp`] compares.
+    /// `min` of a column of a type `native_cmp_supported` accepts.
     Min,
 }
 
@@ -173,40 +166,8 @@ pub(crate) enum SumType {
     F64,
 }
 
-/// Order of two non-null values of the same Arrow type, as [`compare_values`] orders them;
-/// `None` for types not handled here (or arrays of another type).
-pub(crate) fn native_cmp(a: &dyn Array, i: usize, b: &dyn Array, j: usize) -> Option<Ordering> {
-    macro_rules! prim {
-        ($t:ty) => {
-            Some(
-                a.as_primitive_opt::<$t>()?
-                    .value(i)
-                    .compare(b.as_primitive_opt::<$t>()?.value(j)),
-            )
-        };
-    }
-    match a.data_type() {
-        ArrowType::Int8 => prim!(Int8Type),
-        ArrowType::Int16 => prim!(Int16Type),
-        ArrowType::Int32 => prim!(Int32Type),
-        ArrowType::Int64 => prim!(Int64Type),
-        ArrowType::Float32 => prim!(Float32Type),
-        ArrowType::Float64 => prim!(Float64Type),
-        ArrowType::Date32 => prim!(Date32Type),
-        ArrowType::Decimal128(_, _) => prim!(Decimal128Type),
-        ArrowType::Timestamp(TimeUnit::Second, _) => prim!(TimestampSecondType),
-        ArrowType::Timestamp(TimeUnit::Millisecond, _) => prim!(TimestampMillisecondType),
-        ArrowType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
-        ArrowType::Timestamp(TimeUnit::Nanosecond, _) => prim!(TimestampNanosecondType),
-        ArrowType::Utf8 => Some(
-            a.as_string_opt::<i32>()?
-                .value(i)
-                .cmp(b.as_string_opt::<i32>()?.value(j)),
-        ),
-        _ => None,
-    }
-}
-
+/// The column types whose `max`/`min` the deferred merge compares natively (as
+/// [`compare_values`] orders them).
 fn native_cmp_supported(dt: &ArrowType) -> bool {
     matches!(
         dt,

@@ -4,21 +4,24 @@
 //! FirstRowMergeFunction, PartialUpdateMergeFunction}` and
 //! `aggregate.AggregateMergeFunction`.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    ArrowPrimitiveType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    ArrowPrimitiveType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type,
+    Int32Type, Int64Type, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType,
 };
-use arrow_array::{ArrayRef, ArrowNativeTypeOp, RecordBatch};
+use arrow_array::{Array, ArrayRef, ArrowNativeTypeOp, PrimitiveArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
-use arrow_schema::DataType as ArrowType;
+use arrow_schema::{DataType as ArrowType, TimeUnit};
 
 use super::RowKind;
-use super::agg::{FieldAgg, SimpleAgg, SumType, native_cmp};
+use super::agg::{FieldAgg, SimpleAgg, SumType};
 use super::config::{MergeConfig, MergeEngine};
-use super::value::{OutCell, Value, compare_nulls_first};
+use super::value::{ColumnBuilder, Value, compare_nulls_first};
 use crate::error::{Error, Result};
 use crate::spec::DataField;
 
@@ -86,83 +89,335 @@ impl GroupView<'_> {
         }
     }
 
-    fn cell(&self, rec: usize) -> OutCell {
-        let (w, r) = self.recs[rec];
-        OutCell::Base(w, r)
-    }
-
-    fn last_non_null(&self, c: usize) -> OutCell {
-        match (0..self.recs.len()).rev().find(|r| self.is_valid(*r, c)) {
-            Some(r) => self.cell(r),
-            None => OutCell::Val(Value::Null),
-        }
-    }
-
-    fn first_non_null(&self, c: usize) -> OutCell {
-        match (0..self.recs.len()).find(|r| self.is_valid(*r, c)) {
-            Some(r) => self.cell(r),
-            None => OutCell::Val(Value::Null),
-        }
-    }
-
-    /// `sum` (null-skipping, oldest first); `None` on integer overflow or a type mismatch.
-    fn sum<T: ArrowPrimitiveType>(&self, c: usize, wrap: fn(T::Native) -> Value) -> Option<OutCell>
+    /// Whether the integer `sum` (null-skipping, oldest first) of column `c` has no
+    /// overflow; `false` also for a column of another type.
+    fn sum_fits<T: ArrowPrimitiveType>(&self, c: usize) -> bool
     where
         T::Native: ArrowNativeTypeOp,
     {
         let mut acc: Option<T::Native> = None;
-        let mut single = None;
         for rec in 0..self.recs.len() {
             if !self.is_valid(rec, c) {
                 continue;
             }
             let (a, r) = self.at(rec, c);
-            let v = *a.as_primitive_opt::<T>()?.values().get(r)?;
-            acc = Some(match acc {
-                None => {
-                    single = Some(rec);
-                    v
-                }
-                Some(x) => {
-                    single = None;
-                    x.add_checked(v).ok()?
-                }
-            });
+            let Some(v) = a.as_primitive_opt::<T>().and_then(|p| p.values().get(r)) else {
+                return false;
+            };
+            acc = match acc {
+                None => Some(*v),
+                Some(x) => match x.add_checked(*v) {
+                    Ok(y) => Some(y),
+                    Err(_) => return false,
+                },
+            };
         }
-        Some(match (acc, single) {
-            (None, _) => OutCell::Val(Value::Null),
-            (Some(_), Some(rec)) => self.cell(rec),
-            (Some(x), None) => OutCell::Val(wrap(x)),
-        })
+        true
+    }
+}
+
+/// The add-only key groups of the pending output rows whose merge was deferred: they are
+/// merged column by column when the output is built ([`Engine::fill_column`]), so the
+/// per-cell work runs in one loop per column and aggregate, with the column type resolved
+/// once.
+#[derive(Debug, Default)]
+pub(crate) struct Deferred {
+    /// (window batch, row) of the records of every group, oldest first, group after group.
+    pub(crate) recs: Vec<(usize, usize)>,
+    /// End (exclusive) in `recs` of each group.
+    pub(crate) ends: Vec<usize>,
+}
+
+impl Deferred {
+    /// Add a group; returns its index.
+    pub(crate) fn push(&mut self, recs: &[(usize, usize)]) -> usize {
+        self.recs.extend_from_slice(recs);
+        self.ends.push(self.recs.len());
+        self.ends.len() - 1
     }
 
-    /// `max` / `min` over the non-null values: ties keep the older value for `max`, the
-    /// newer for `min` (as `FieldAgg::agg`). `None` for an unsupported type.
-    fn extreme(&self, c: usize, max: bool) -> Option<OutCell> {
-        let mut best: Option<usize> = None;
-        for rec in 0..self.recs.len() {
-            if !self.is_valid(rec, c) {
-                continue;
+    pub(crate) fn clear(&mut self) {
+        self.recs.clear();
+        self.ends.clear();
+    }
+
+    /// The records of group `g`.
+    #[inline]
+    fn group(&self, g: usize) -> &[(usize, usize)] {
+        let start = match g.checked_sub(1) {
+            Some(p) => self.ends[p],
+            None => 0,
+        };
+        &self.recs[start..self.ends[g]]
+    }
+}
+
+/// What [`Engine::fill_column`] reads: the window batches and the deferred groups.
+pub(crate) struct FillInput<'a> {
+    pub(crate) window: &'a [RecordBatch],
+    pub(crate) value_offset: usize,
+    /// As [`GroupView::nulls`].
+    pub(crate) nulls: &'a [Option<NullBuffer>],
+    pub(crate) width: usize,
+    pub(crate) deferred: &'a Deferred,
+}
+
+impl FillInput<'_> {
+    /// The null buffers of value column `c`, one per window batch.
+    fn col_nulls(&self, c: usize) -> Vec<Option<&NullBuffer>> {
+        (0..self.window.len())
+            .map(|w| self.nulls[w * self.width + c].as_ref())
+            .collect()
+    }
+
+    /// Value column `c` of every window batch as `A`.
+    fn arrays<A: 'static>(&self, c: usize) -> Result<Vec<&A>> {
+        self.window
+            .iter()
+            .map(|b| {
+                b.columns()[self.value_offset + c]
+                    .as_any()
+                    .downcast_ref::<A>()
+                    .ok_or_else(|| Error::invalid("merge: a value column changed its type"))
+            })
+            .collect()
+    }
+
+    /// Push, for each group of `groups`, the record `pick` selects (a null when `None`).
+    #[inline]
+    fn fill_pick(
+        &self,
+        groups: std::ops::Range<usize>,
+        col: &mut ColumnBuilder<'static>,
+        mut pick: impl FnMut(&[(usize, usize)]) -> Option<(usize, usize)>,
+    ) {
+        for g in groups {
+            match pick(self.deferred.group(g)) {
+                Some((w, r)) => col.push_base(w, r, 1),
+                None => col.push_null(),
             }
-            best = Some(match best {
-                None => rec,
-                Some(b) => {
-                    let (x, i) = self.at(b, c);
-                    let (y, j) = self.at(rec, c);
-                    let ord = native_cmp(x.as_ref(), i, y.as_ref(), j)?;
-                    let keep = if max {
-                        ord != Ordering::Less
-                    } else {
-                        ord == Ordering::Less
-                    };
-                    if keep { b } else { rec }
-                }
-            });
         }
-        Some(match best {
-            Some(b) => self.cell(b),
-            None => OutCell::Val(Value::Null),
-        })
+    }
+
+    /// Push the newest (`last`) or oldest non-null value of column `c` of each group.
+    fn fill_non_null(
+        &self,
+        c: usize,
+        groups: std::ops::Range<usize>,
+        col: &mut ColumnBuilder<'static>,
+        last: bool,
+    ) {
+        let nulls = self.col_nulls(c);
+        let valid = |&(w, r): &(usize, usize)| nulls[w].is_none_or(|n| n.is_valid(r));
+        if last {
+            self.fill_pick(groups, col, |recs| recs.iter().rev().copied().find(valid));
+        } else {
+            self.fill_pick(groups, col, |recs| recs.iter().copied().find(valid));
+        }
+    }
+
+    /// Push the `max` (ties: the older value) or `min` (ties: the newer) of the non-null
+    /// values of column `c` of each group, values compared with `cmp(w, r, w2, r2)`.
+    fn fill_extreme(
+        &self,
+        c: usize,
+        groups: std::ops::Range<usize>,
+        col: &mut ColumnBuilder<'static>,
+        max: bool,
+        cmp: impl Fn(usize, usize, usize, usize) -> Ordering,
+    ) {
+        let nulls = self.col_nulls(c);
+        self.fill_pick(groups, col, |recs| {
+            let mut best: Option<(usize, usize)> = None;
+            for &(w, r) in recs {
+                if !nulls[w].is_none_or(|n| n.is_valid(r)) {
+                    continue;
+                }
+                best = Some(match best {
+                    None => (w, r),
+                    Some((bw, br)) => {
+                        let ord = cmp(bw, br, w, r);
+                        let keep = if max {
+                            ord != Ordering::Less
+                        } else {
+                            ord == Ordering::Less
+                        };
+                        if keep { (bw, br) } else { (w, r) }
+                    }
+                });
+            }
+            best
+        });
+    }
+
+    /// [`FillInput::fill_extreme`] of a primitive column.
+    fn fill_extreme_prim<T: ArrowPrimitiveType>(
+        &self,
+        c: usize,
+        groups: std::ops::Range<usize>,
+        col: &mut ColumnBuilder<'static>,
+        max: bool,
+    ) -> Result<()> {
+        let vals: Vec<&[T::Native]> = self
+            .arrays::<PrimitiveArray<T>>(c)?
+            .into_iter()
+            .map(|a| a.values().as_ref())
+            .collect();
+        self.fill_extreme(c, groups, col, max, |w, r, w2, r2| {
+            vals[w][r].compare(vals[w2][r2])
+        });
+        Ok(())
+    }
+
+    /// Push the `sum` (null-skipping, oldest first) of column `c` of each group: the input
+    /// row when a single value is non-null.
+    ///
+    /// # Errors
+    /// Integer overflow (the reader checks integer sums before deferring a group).
+    fn fill_sum<T: ArrowPrimitiveType>(
+        &self,
+        c: usize,
+        groups: std::ops::Range<usize>,
+        col: &mut ColumnBuilder<'static>,
+        wrap: fn(T::Native) -> Value,
+    ) -> Result<()>
+    where
+        T::Native: ArrowNativeTypeOp,
+    {
+        let nulls = self.col_nulls(c);
+        let vals: Vec<&[T::Native]> = self
+            .arrays::<PrimitiveArray<T>>(c)?
+            .into_iter()
+            .map(|a| a.values().as_ref())
+            .collect();
+        for g in groups {
+            let mut acc: Option<T::Native> = None;
+            let mut single = None;
+            for &(w, r) in self.deferred.group(g) {
+                if !nulls[w].is_none_or(|n| n.is_valid(r)) {
+                    continue;
+                }
+                let v = vals[w][r];
+                acc = Some(match acc {
+                    None => {
+                        single = Some((w, r));
+                        v
+                    }
+                    Some(x) => {
+                        single = None;
+                        x.add_checked(v)
+                            .map_err(|_| Error::invalid("merge: overflow in a deferred sum"))?
+                    }
+                });
+            }
+            match (acc, single) {
+                (None, _) => col.push_null(),
+                (Some(_), Some((w, r))) => col.push_base(w, r, 1),
+                (Some(x), None) => col.push_value(Cow::Owned(wrap(x))),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// Append the rows of value column `c` of deferred groups `groups` to `col`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if the engine never defers groups or a column does not have its
+    /// schema type.
+    pub(crate) fn fill_column(
+        &self,
+        input: &FillInput<'_>,
+        c: usize,
+        groups: std::ops::Range<usize>,
+        col: &mut ColumnBuilder<'static>,
+    ) -> Result<()> {
+        let s = match self {
+            Engine::PartialUpdate(_) => SimpleAgg::LastNonNull,
+            Engine::Aggregate(a) => a
+                .simple
+                .as_ref()
+                .and_then(|s| s.get(c).copied())
+                .ok_or_else(|| Error::invalid("merge: deferred group without a fast form"))?,
+            _ => {
+                return Err(Error::invalid(
+                    "merge: deferred group of a row-picking engine",
+                ));
+            }
+        };
+        match s {
+            SimpleAgg::Last => input.fill_pick(groups, col, |recs| recs.last().copied()),
+            SimpleAgg::First => input.fill_pick(groups, col, |recs| recs.first().copied()),
+            SimpleAgg::LastNonNull => input.fill_non_null(c, groups, col, true),
+            SimpleAgg::FirstNonNull => input.fill_non_null(c, groups, col, false),
+            SimpleAgg::Sum(t) => match t {
+                SumType::I8 => input.fill_sum::<Int8Type>(c, groups, col, Value::I8)?,
+                SumType::I16 => input.fill_sum::<Int16Type>(c, groups, col, Value::I16)?,
+                SumType::I32 => input.fill_sum::<Int32Type>(c, groups, col, Value::I32)?,
+                SumType::I64 => input.fill_sum::<Int64Type>(c, groups, col, Value::I64)?,
+                SumType::F32 => input.fill_sum::<Float32Type>(c, groups, col, Value::F32)?,
+                SumType::F64 => input.fill_sum::<Float64Type>(c, groups, col, Value::F64)?,
+            },
+            SimpleAgg::Max | SimpleAgg::Min => {
+                let max = s == SimpleAgg::Max;
+                let dt = input
+                    .window
+                    .first()
+                    .map(|b| b.columns()[input.value_offset + c].data_type().clone());
+                macro_rules! prim {
+                    ($t:ty) => {
+                        input.fill_extreme_prim::<$t>(c, groups, col, max)?
+                    };
+                }
+                match dt {
+                    None => {}
+                    Some(ArrowType::Int8) => prim!(Int8Type),
+                    Some(ArrowType::Int16) => prim!(Int16Type),
+                    Some(ArrowType::Int32) => prim!(Int32Type),
+                    Some(ArrowType::Int64) => prim!(Int64Type),
+                    Some(ArrowType::Float32) => prim!(Float32Type),
+                    Some(ArrowType::Float64) => prim!(Float64Type),
+                    Some(ArrowType::Date32) => prim!(Date32Type),
+                    Some(ArrowType::Decimal128(_, _)) => prim!(Decimal128Type),
+                    Some(ArrowType::Timestamp(TimeUnit::Second, _)) => {
+                        prim!(TimestampSecondType)
+                    }
+                    Some(ArrowType::Timestamp(TimeUnit::Millisecond, _)) => {
+                        prim!(TimestampMillisecondType)
+                    }
+                    Some(ArrowType::Timestamp(TimeUnit::Microsecond, _)) => {
+                        prim!(TimestampMicrosecondType)
+                    }
+                    Some(ArrowType::Timestamp(TimeUnit::Nanosecond, _)) => {
+                        prim!(TimestampNanosecondType)
+                    }
+                    Some(ArrowType::Utf8) => {
+                        let arrays = input.arrays::<StringArray>(c)?;
+                        input.fill_extreme(c, groups, col, max, |w, r, w2, r2| {
+                            arrays[w].value(r).cmp(arrays[w2].value(r2))
+                        });
+                    }
+                    Some(other) => {
+                        return Err(Error::invalid(format!(
+                            "merge: deferred max/min of a {other} column"
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the add-only group `g` (two or more records) can be deferred to
+    /// [`Engine::fill_column`]; otherwise the record-by-record merge decides (and reports
+    /// its errors).
+    pub(crate) fn can_defer(&self, g: &GroupView<'_>) -> bool {
+        match self {
+            Engine::PartialUpdate(p) => p.can_defer(g),
+            Engine::Aggregate(a) => a.can_defer(g),
+            _ => false,
+        }
     }
 }
 
@@ -217,56 +472,19 @@ impl Aggregate {
         })
     }
 
-    /// Merge a group of two or more add records column by column: the output cells
-    /// (`output`: input value column indexes), whose row kind is `+I`. `false` when the
-    /// fast path does not apply (an aggregate without a fast form, integer overflow of
-    /// `sum`): then [`Aggregate::merge`] decides.
-    ///
-    /// The cells are appended to `out`; on `false` its contents are meaningless.
-    pub(crate) fn merge_adds(
-        &self,
-        g: &GroupView<'_>,
-        output: &[usize],
-        out: &mut Vec<OutCell>,
-    ) -> bool {
+    /// Whether an add-only group can be merged column by column: every aggregate has a
+    /// fast form and no integer `sum` overflows (an error of the record-by-record merge,
+    /// also for columns not in the output).
+    fn can_defer(&self, g: &GroupView<'_>) -> bool {
         let Some(simple) = self.simple.as_ref() else {
             return false;
         };
-        // Every input column is aggregated, as in `merge` (a sum overflow there is an
-        // error even when the column is not in the output).
-        for (c, s) in simple.iter().enumerate() {
-            if matches!(s, SimpleAgg::Sum(_))
-                && !output.contains(&c)
-                && self.cell(g, c, *s).is_none()
-            {
-                return false;
-            }
-        }
-        for &c in output {
-            match simple.get(c).and_then(|s| self.cell(g, c, *s)) {
-                Some(cell) => out.push(cell),
-                None => return false,
-            }
-        }
-        true
-    }
-
-    fn cell(&self, g: &GroupView<'_>, c: usize, s: SimpleAgg) -> Option<OutCell> {
-        Some(match s {
-            SimpleAgg::Last => g.cell(g.recs.len().checked_sub(1)?),
-            SimpleAgg::First => g.cell(0),
-            SimpleAgg::LastNonNull => g.last_non_null(c),
-            SimpleAgg::FirstNonNull => g.first_non_null(c),
-            SimpleAgg::Max => g.extreme(c, true)?,
-            SimpleAgg::Min => g.extreme(c, false)?,
-            SimpleAgg::Sum(t) => match t {
-                SumType::I8 => g.sum::<Int8Type>(c, Value::I8)?,
-                SumType::I16 => g.sum::<Int16Type>(c, Value::I16)?,
-                SumType::I32 => g.sum::<Int32Type>(c, Value::I32)?,
-                SumType::I64 => g.sum::<Int64Type>(c, Value::I64)?,
-                SumType::F32 => g.sum::<Float32Type>(c, Value::F32)?,
-                SumType::F64 => g.sum::<Float64Type>(c, Value::F64)?,
-            },
+        simple.iter().enumerate().all(|(c, s)| match s {
+            SimpleAgg::Sum(SumType::I8) => g.sum_fits::<Int8Type>(c),
+            SimpleAgg::Sum(SumType::I16) => g.sum_fits::<Int16Type>(c),
+            SimpleAgg::Sum(SumType::I32) => g.sum_fits::<Int32Type>(c),
+            SimpleAgg::Sum(SumType::I64) => g.sum_fits::<Int64Type>(c),
+            _ => true,
         })
     }
 
@@ -501,28 +719,14 @@ impl PartialUpdate {
         self.groups[g].iter().all(|f| input[*f].is_null())
     }
 
-    /// Merge a group of two or more add records column by column: the output cells
-    /// (`output`: input value column indexes), row kind `+I`. `false` when the fast path
-    /// does not apply (sequence groups, a null in a NOT NULL column): then
-    /// [`PartialUpdate::merge`] decides.
-    ///
-    /// The cells are appended to `out`; on `false` nothing is appended.
-    pub(crate) fn merge_adds(
-        &self,
-        g: &GroupView<'_>,
-        output: &[usize],
-        out: &mut Vec<OutCell>,
-    ) -> bool {
-        if !self.groups.is_empty() {
-            return false;
-        }
-        for &c in &self.not_null {
-            if (0..g.recs.len()).any(|r| !g.is_valid(r, c)) {
-                return false;
-            }
-        }
-        out.extend(output.iter().map(|&c| g.last_non_null(c)));
-        true
+    /// Whether an add-only group can be merged column by column (newest non-null value
+    /// of every column): no sequence groups and no null in a NOT NULL column.
+    fn can_defer(&self, g: &GroupView<'_>) -> bool {
+        self.groups.is_empty()
+            && self
+                .not_null
+                .iter()
+                .all(|&c| (0..g.recs.len()).all(|r| g.is_valid(r, c)))
     }
 
     /// Merge `records` (kind, values), oldest first.

@@ -17,7 +17,7 @@ use arrow_row::{OwnedRow, Row, RowConverter, Rows, SortField};
 use arrow_schema::{DataType, Schema, SchemaRef, SortOptions, TimeUnit};
 
 use super::config::MergeConfig;
-use super::engine::{Engine, GroupView, InputField};
+use super::engine::{Deferred, Engine, FillInput, GroupView, InputField};
 use super::value::{ColumnBuilder, OutCell, Value};
 use super::{RowKind, RunSource};
 use crate::error::{Error, Result};
@@ -189,6 +189,8 @@ enum Merged {
     Row { window: usize, row: usize },
     /// The cells in the reader's `cells` scratch list, one per output column.
     Cells,
+    /// Deferred group `.0` (see [`Deferred`]).
+    Deferred(usize),
 }
 
 /// Merges the sorted runs of one section (usually a bucket's split) into batches of merged
@@ -261,6 +263,8 @@ pub struct MergeReader {
     group_key: OwnedKey,
     /// Scratch (window, row) list of the group, for the column-wise fast paths.
     group_rows: Vec<(usize, usize)>,
+    /// The deferred groups of the pending rows (their cells: [`ColumnBuilder::push_deferred`]).
+    deferred: Deferred,
 }
 
 impl std::fmt::Debug for MergeReader {
@@ -437,6 +441,7 @@ impl MergeReader {
             group: Vec::new(),
             group_key: OwnedKey::Int(None),
             group_rows: Vec::new(),
+            deferred: Deferred::default(),
         })
     }
 
@@ -477,6 +482,7 @@ impl MergeReader {
             self.chunks.clear();
             self.window.clear();
             self.window_nulls.clear();
+            self.deferred.clear();
             self.group.clear();
         }
         out
@@ -935,6 +941,12 @@ impl MergeReader {
         match result? {
             Merged::Dropped => {}
             Merged::Row { window, row } => self.push_rows(window, row, 1),
+            Merged::Deferred(g) => {
+                self.pending_rows += 1;
+                for col in &mut self.columns {
+                    col.push_deferred(g);
+                }
+            }
             Merged::Cells => {
                 self.pending_rows += 1;
                 for (col, cell) in self.columns.iter_mut().zip(self.cells.drain(..)) {
@@ -992,19 +1004,9 @@ impl MergeReader {
                         width: self.input_schema.fields().len() - self.value_offset,
                         recs: &self.group_rows,
                     };
-                    let done = match &self.engine {
-                        Engine::PartialUpdate(p) => {
-                            p.merge_adds(&view, &self.output_columns, &mut self.cells)
-                        }
-                        Engine::Aggregate(a) => {
-                            a.merge_adds(&view, &self.output_columns, &mut self.cells)
-                        }
-                        _ => false,
-                    };
-                    if done {
-                        return Ok(Merged::Cells);
+                    if self.engine.can_defer(&view) {
+                        return Ok(Merged::Deferred(self.deferred.push(&self.group_rows)));
                     }
-                    self.cells.clear();
                 }
                 let inputs: Vec<(RowKind, Vec<Value>)> =
                     group.iter().map(|r| (r.kind, self.values_of(r))).collect();
@@ -1048,6 +1050,17 @@ impl MergeReader {
             .zip(self.columns.iter_mut())
             .enumerate()
         {
+            let input = FillInput {
+                window: &self.window,
+                value_offset: self.value_offset,
+                nulls: &self.window_nulls,
+                width: self.input_schema.fields().len() - self.value_offset,
+                deferred: &self.deferred,
+            };
+            let engine = &self.engine;
+            col.resolve_deferred(|first, n, col| {
+                engine.fill_column(&input, c, first..first + n, col)
+            })?;
             let bases: Vec<ArrayRef> = self
                 .window
                 .iter()
@@ -1069,6 +1082,7 @@ impl MergeReader {
     fn release_window(&mut self) {
         self.window.clear();
         self.window_nulls.clear();
+        self.deferred.clear();
         for c in &mut self.cursors {
             if let Some(cb) = c.current.as_mut() {
                 cb.window = None;

@@ -2007,6 +2007,34 @@ fn fast_paths_match_the_record_by_record_merge() {
             false,
             false,
         ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "max"),
+                ("fields.s.aggregate-function", "max"),
+                ("fields.d.aggregate-function", "min"),
+            ],
+            false,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.v.aggregate-function", "first_non_null_value"),
+                ("fields.s.aggregate-function", "last_value"),
+                ("fields.d.aggregate-function", "max"),
+            ],
+            false,
+            false,
+        ),
+        (
+            vec![
+                ("merge-engine", "aggregation"),
+                ("fields.d.aggregate-function", "sum"),
+            ],
+            false,
+            false,
+        ),
     ];
     let cuts: [&[usize]; 5] = [&[1], &[2, 3], &[7], &[1, 5, 2], &[1000]];
     let mut checked = 0;

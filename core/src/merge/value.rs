@@ -248,8 +248,6 @@ pub(crate) fn build_column<'a>(
 /// value.
 #[derive(Debug, Clone)]
 pub(crate) enum OutCell {
-    /// Row `.1` of base `.0`.
-    Base(usize, usize),
     /// A value (`Null`, a reference into any array of the column type, or owned).
     Val(Value),
 }
@@ -265,6 +263,9 @@ enum Src {
     Owned,
     /// Nulls.
     Null,
+    /// Deferred key groups (`start` is the first group's index), replaced by
+    /// [`ColumnBuilder::resolve_deferred`] before the column is built.
+    Deferred,
 }
 
 /// Consecutive rows of one source.
@@ -288,9 +289,12 @@ pub(crate) struct ColumnBuilder<'a> {
     extra_ptrs: BTreeMap<usize, usize>,
     owned: Vec<Cow<'a, Value>>,
     rows: usize,
+    /// Some segment is [`Src::Deferred`].
+    has_deferred: bool,
 }
 
 impl<'a> ColumnBuilder<'a> {
+    #[inline]
     fn push_segment(&mut self, src: Src, start: usize, len: usize) {
         self.rows += len;
         if let Some(last) = self.segments.last_mut()
@@ -304,8 +308,54 @@ impl<'a> ColumnBuilder<'a> {
     }
 
     /// Append rows `start..start + len` of base array `base`.
+    #[inline]
     pub(crate) fn push_base(&mut self, base: usize, start: usize, len: usize) {
         self.push_segment(Src::Base(base), start, len);
+    }
+
+    /// Append one null.
+    #[inline]
+    pub(crate) fn push_null(&mut self) {
+        self.push_segment(Src::Null, 0, 1);
+    }
+
+    /// Append the row of deferred key group `group` (groups are numbered consecutively),
+    /// to be supplied by [`ColumnBuilder::resolve_deferred`].
+    pub(crate) fn push_deferred(&mut self, group: usize) {
+        self.has_deferred = true;
+        self.push_segment(Src::Deferred, group, 1);
+    }
+
+    /// Replace every run of deferred groups by the rows `fill(first_group, count, self)`
+    /// appends (exactly one row per group, in order).
+    ///
+    /// # Errors
+    /// Errors of `fill`; [`Error::Invalid`] if it appends another number of rows.
+    pub(crate) fn resolve_deferred(
+        &mut self,
+        mut fill: impl FnMut(usize, usize, &mut Self) -> Result<()>,
+    ) -> Result<()> {
+        if !self.has_deferred {
+            return Ok(());
+        }
+        self.has_deferred = false;
+        let segments = std::mem::take(&mut self.segments);
+        self.segments.reserve(segments.len());
+        self.rows = 0;
+        for seg in &segments {
+            if seg.src == Src::Deferred {
+                let before = self.rows;
+                fill(seg.start, seg.len, self)?;
+                if self.rows != before + seg.len || self.has_deferred {
+                    return Err(Error::invalid(
+                        "merge: a deferred key group did not yield exactly one row",
+                    ));
+                }
+            } else {
+                self.push_segment(seg.src, seg.start, seg.len);
+            }
+        }
+        Ok(())
     }
 
     /// Append one value.
@@ -333,10 +383,9 @@ impl<'a> ColumnBuilder<'a> {
         }
     }
 
-    /// Append one cell ([`OutCell::Base`] addresses the bases).
+    /// Append one cell.
     pub(crate) fn push_cell(&mut self, c: OutCell) {
         match c {
-            OutCell::Base(b, r) => self.push_segment(Src::Base(b), r, 1),
             OutCell::Val(v) => self.push_value(Cow::Owned(v)),
         }
     }
@@ -348,6 +397,12 @@ impl<'a> ColumnBuilder<'a> {
     /// A value or referenced array that does not have the column type, a base row out of
     /// range.
     pub(crate) fn finish(&mut self, dt: &DataType, bases: &[ArrayRef]) -> Result<ArrayRef> {
+        if std::mem::take(&mut self.has_deferred) {
+            *self = ColumnBuilder::default();
+            return Err(Error::invalid(
+                "merge: output column built with unresolved key groups",
+            ));
+        }
         let segments = std::mem::take(&mut self.segments);
         let extras = std::mem::take(&mut self.extras);
         let owned = std::mem::take(&mut self.owned);
@@ -372,7 +427,7 @@ impl<'a> ColumnBuilder<'a> {
                 Src::Base(i) => bases.get(i),
                 Src::Extra(i) => extras.get(i),
                 Src::Owned => owned.as_ref(),
-                Src::Null => None,
+                Src::Null | Src::Deferred => None,
             }
         };
         for seg in &segments {
@@ -411,7 +466,7 @@ impl<'a> ColumnBuilder<'a> {
         let index = |src: Src| match src {
             Src::Base(i) => i,
             Src::Extra(i) => bases.len() + i,
-            Src::Owned | Src::Null => owned_at,
+            Src::Owned | Src::Null | Src::Deferred => owned_at,
         };
         let has_nulls = segments.iter().any(|s| s.src == Src::Null);
         let err = |e| Error::arrow("merge: building an output column", e);
