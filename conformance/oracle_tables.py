@@ -892,6 +892,32 @@ for _codec_name in ("bzip2", "xz"):
 
 
 @ox
+def ox_external_paths_partitioned(ctx):
+    # Two external directories, entropy-injected file paths; partition values with ':' and
+    # '%' are escaped in directory names, and pypaimon then writes the external path of a
+    # local file without its file: scheme (a plain absolute path, taken literally).
+    name = "ox_external_paths_partitioned"
+    ext = [os.path.join(ctx.out, "external-data-%d" % i) for i in range(2)]
+    for d in ext:
+        os.makedirs(d, exist_ok=True)
+    schema = pa.schema([("p", pa.string()), ("id", pa.int32()), ("v", pa.string())])
+    tb = TableBuild(ctx, name, Schema.from_pyarrow_schema(schema, partition_keys=["p"], options={
+        "data-file.external-paths": ",".join("file://" + d for d in ext),
+        "data-file.external-paths.strategy": "entropy-inject"}),
+        features=["data-file.external-paths", "partitioned"], sort_key=["id"],
+        description="append table, partitions with escaped names, files under two external "
+                    "directories (entropy-inject)")
+    st = []
+    for c in range(2):
+        rows = [{"p": ["a:b", "50%", "plain"][i % 3], "id": c * 10 + i, "v": "c%d-%d" % (c, i)}
+                for i in range(6)]
+        tb.write(rows)
+        st += rows
+        tb.snap(list(st))
+    return tb
+
+
+@ox
 def ox_postpone_partitioned(ctx):
     name = "ox_postpone_partitioned"
     schema = pa.schema([pk_field("p", pa.int32()), pk_field("k", pa.int64()), ("v", pa.string())])

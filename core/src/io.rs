@@ -24,15 +24,16 @@
 //!   is an error (a missing data file) or expected (probing `snapshot-(n+1)`).
 //!
 //! * Paths are `/`-separated and relative to the host's root (the table root, or the warehouse
-//!   root), never starting with `/`, with one exception: an *absolute URI*, a path that starts
-//!   with a scheme and `:/` (see [`uri_scheme`]): `file:/tmp/ext/bucket-0/data-1.parquet`,
-//!   `file:///tmp/...`, `s3://bucket/key`, `oss://...`. The core sends such paths exactly as
-//!   the table metadata holds them: Paimon's `_EXTERNAL_PATH` of a data file or index file
-//!   (tables written with `data-file.external-paths`) is a full URI outside the table
-//!   directory. The host resolves an absolute URI itself (through the store of the table root
-//!   when the URI is under it, else a store for the URI's scheme and authority), or answers
-//!   `Unsupported` with a detail naming the URI when it cannot reach it. Everything else is
-//!   relative to the host root, as before.
+//!   root), never starting with `/`, with one exception: an *absolute path* ([`is_absolute`]),
+//!   either a URI that starts with a scheme and `:/` ([`uri_scheme`]):
+//!   `file:/tmp/ext/bucket-0/data-1.parquet`, `file:///tmp/...`, `s3://bucket/key`,
+//!   `oss://...`, or a local path starting with `/`. The core sends such paths exactly as the
+//!   table metadata holds them: Paimon's `_EXTERNAL_PATH` of a data file or index file (tables
+//!   written with `data-file.external-paths`) is a full path outside the table directory, a
+//!   Java `org.apache.paimon.fs.Path` string (literal, not percent-encoded). The host resolves
+//!   an absolute path itself (through the store of the table root when the path is under it,
+//!   else a store for its scheme and authority), or answers `Unsupported` with a detail naming
+//!   the path when it cannot reach it. Everything else is relative to the host root.
 //!
 //! Internally the operations are written as `async` code over an [`Io`] handle: awaiting an IO
 //! call registers a request and suspends; [`Machine::step`] polls the operation with a no-op
@@ -76,8 +77,8 @@ pub enum PutMode {
 }
 
 /// One IO operation, as plain data. Paths are relative to the host's root (usually the table
-/// root or the warehouse root), `/`-separated, never starting with `/`; or absolute URIs
-/// (external data and index files, see the module docs and [`uri_scheme`]).
+/// root or the warehouse root), `/`-separated, never starting with `/`; or absolute paths
+/// (external data and index files, see the module docs and [`is_absolute`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum IoOp {
@@ -147,6 +148,13 @@ pub fn uri_scheme(path: &str) -> Option<&str> {
     let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     (valid && rest.starts_with('/')).then_some(scheme)
+}
+
+/// Whether `path` is absolute rather than relative to the host root: an absolute URI (see
+/// [`uri_scheme`]) or a local path starting with `/` (pypaimon writes a local external path
+/// whose name holds `%`, `?` or `#` without its `file:` scheme).
+pub fn is_absolute(path: &str) -> bool {
+    path.starts_with('/') || uri_scheme(path).is_some()
 }
 
 /// A request of a round: an id and the operation.
@@ -831,7 +839,10 @@ mod tests {
             "",
         ] {
             assert_eq!(uri_scheme(relative), None, "{relative}");
+            assert!(!is_absolute(relative), "{relative}");
         }
+        assert!(is_absolute("/tmp/ext/dt=a%3Ab/bucket-0/f") && is_absolute("s3://b/k"));
+        assert_eq!(uri_scheme("/tmp/ext/f"), None);
     }
 
     #[test]

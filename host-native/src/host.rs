@@ -30,9 +30,9 @@
 //!
 //! # Absolute paths
 //!
-//! Request paths are relative to the table root, except absolute URIs (external data and index
-//! files, `paimon_kernel::io::uri_scheme`): `Read`, `Head`, `Put` and `Delete` of one go to
-//! the store [`TableLocation::resolve`] picks (the table's own when the URI is under the table
+//! Request paths are relative to the table root, except absolute paths (external data and index
+//! files, `paimon_kernel::io::is_absolute`): `Read`, `Head`, `Put` and `Delete` of one go to
+//! the store [`TableLocation::resolve`] picks (the table's own when the path is under the table
 //! root, else a store kept per scheme and authority); a scheme without a store is answered
 //! `Unsupported`, and so is a `List` of an absolute prefix (the core never lists one).
 //!
@@ -58,7 +58,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, PutOptions, PutPayload};
 use paimon_kernel::io::{
     IoAnswer, IoErrorKind, IoOp, IoRequest, Machine, ObjectMeta, PutMode, RequestId, Step,
-    uri_scheme,
+    is_absolute,
 };
 
 use crate::error::{Error, Result};
@@ -191,7 +191,7 @@ impl ObjectStoreHost {
     }
 
     /// The store and path a request path goes to: relative paths to [`Self::store`], absolute
-    /// URIs (external files) as [`TableLocation::resolve`] says.
+    /// paths (external files) as [`TableLocation::resolve`] says.
     fn resolve(&self, path: &str) -> Result<Resolved, Failure> {
         self.inner.location.resolve(path)
     }
@@ -510,10 +510,10 @@ impl ObjectStoreHost {
     }
 
     async fn list(&self, prefix: &str) -> Result<IoAnswer, Failure> {
-        if uri_scheme(prefix).is_some() {
+        if is_absolute(prefix) {
             return Err((
                 IoErrorKind::Unsupported,
-                format!("listing an absolute URI ({prefix:?}) is not supported"),
+                format!("listing an absolute path ({prefix:?}) is not supported"),
             ));
         }
         // object_store lists by directory; list the prefix's directory and filter by string.

@@ -14,14 +14,16 @@
 //! The store is wrapped in a `PrefixStore` at the table directory, so core paths such as
 //! `snapshot/LATEST` are relative to the table root.
 //!
-//! # Absolute URIs (external data and index files)
+//! # Absolute paths (external data and index files)
 //!
-//! A request path that is an absolute URI ([`paimon_kernel::io::uri_scheme`]: the
-//! `_EXTERNAL_PATH` of files written with `data-file.external-paths`, e.g.
-//! `file:/tmp/ext/bucket-0/data-1.parquet` or `s3://other/ext/...`) is resolved by
-//! [`TableLocation::resolve`]:
-//! 1. under the table root (same scheme, host and port, path below the root's): the table's
-//!    own store with the remaining relative path;
+//! A request path that is absolute ([`paimon_kernel::io::is_absolute`]: the `_EXTERNAL_PATH` of
+//! files written with `data-file.external-paths`, e.g. `file:/tmp/ext/bucket-0/data-1.parquet`,
+//! `s3://other/ext/...`, or `/tmp/ext/...` for a local path) is resolved by
+//! [`TableLocation::resolve`]. The path after `scheme://authority` is taken literally, as Java's
+//! `org.apache.paimon.fs.Path` strings are (no percent-decoding: `dt=a%3Ab` is a directory of
+//! that name); a path without a scheme is a local file.
+//! 1. under the table root (same scheme, with `s3a` as `s3`, same authority, path below the
+//!    root's): the table's own store with the remaining relative path;
 //! 2. otherwise a store for the URI's scheme and authority, built like a table location's
 //!    (same table above, same environment credentials) but without a prefix, on first use and
 //!    then kept per `scheme://authority` for the life of the location (clones share it);
@@ -81,9 +83,9 @@ pub struct TableLocation {
     /// the host maps this answer to `Unsupported` at once (the core then probes instead of
     /// listing) and still retries transient failures with its own loop.
     pub list_store: Arc<dyn ObjectStore>,
-    /// The table root as a URL ending in `/`, for absolute request paths; `None` when unknown
+    /// The table root, for absolute request paths; `None` when unknown
     /// ([`TableLocation::from_store`] with a `url` that does not parse).
-    root: Option<Url>,
+    root: Option<Root>,
     /// Stores of absolute URIs outside the table root, by `scheme://authority`.
     external: Arc<Mutex<BTreeMap<String, Arc<dyn ObjectStore>>>>,
 }
@@ -165,13 +167,61 @@ fn scheme_store(
     })
 }
 
-/// `url` with its path ending in `/` (a directory).
-fn as_dir(mut url: Url) -> Url {
-    if !url.path().ends_with('/') {
-        let path = format!("{}/", url.path());
-        url.set_path(&path);
+/// Where a table root is: scheme (`s3a` as `s3`), authority, and its object path (literal,
+/// without leading or trailing `/`; `""` for the root of the store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Root {
+    scheme: String,
+    authority: String,
+    path: String,
+}
+
+impl Root {
+    fn new(scheme: &str, authority: &str, path: &str) -> Self {
+        Root {
+            scheme: normalized_scheme(scheme).to_string(),
+            authority: normalized_authority(scheme, authority).to_string(),
+            path: path.trim_matches('/').to_string(),
+        }
     }
-    url
+
+    /// The root of a table at `url` (object path: the URL's path, percent-decoded).
+    fn of_url(url: &Url) -> Option<Self> {
+        let path = Path::from_url_path(url.path()).ok()?;
+        Some(Root::new(url.scheme(), url.authority(), path.as_ref()))
+    }
+}
+
+fn normalized_scheme(scheme: &str) -> &str {
+    match scheme {
+        "s3a" | "s3n" => "s3",
+        s => s,
+    }
+}
+
+fn normalized_authority<'a>(scheme: &str, authority: &'a str) -> &'a str {
+    if scheme == "file" && authority == "localhost" {
+        ""
+    } else {
+        authority
+    }
+}
+
+/// Split an absolute path into scheme, authority and literal path: `file:/a/b` →
+/// (`file`, ``, `/a/b`); `s3://bkt/k` → (`s3`, `bkt`, `/k`); `/a/b` → (`file`, ``, `/a/b`).
+fn split_absolute(path: &str) -> Option<(&str, &str, &str)> {
+    if path.starts_with('/') {
+        return Some(("file", "", path));
+    }
+    let scheme = uri_scheme(path)?;
+    let rest = &path[scheme.len() + 1..];
+    Some(match rest.strip_prefix("//") {
+        Some(r) => {
+            let at = r.find('/').unwrap_or(r.len());
+            (scheme, &r[..at], &r[at..])
+        }
+        None => (scheme, "", rest),
+    })
 }
 
 impl TableLocation {
@@ -219,7 +269,7 @@ impl TableLocation {
             kind,
             url: location.trim_end_matches('/').to_string(),
             list_store,
-            root: Some(as_dir(url)),
+            root: Root::of_url(&url),
             external: Arc::default(),
         })
     }
@@ -236,7 +286,7 @@ impl TableLocation {
             list_store: Arc::clone(&store),
             store,
             kind,
-            root: Url::parse(&url).ok().map(as_dir),
+            root: Url::parse(&url).ok().as_ref().and_then(Root::of_url),
             url,
             external: Arc::default(),
         }
@@ -250,30 +300,33 @@ impl TableLocation {
     /// `Unsupported` for a scheme without a store (or a local URI of a remote table), the
     /// store's configuration error as `Other`.
     pub fn resolve(&self, path: &str) -> std::result::Result<Resolved, ResolveError> {
-        let Some(scheme) = uri_scheme(path) else {
+        let parse = |p: &str| {
+            Path::parse(p).map_err(|e| (IoErrorKind::Other, format!("invalid path {path:?}: {e}")))
+        };
+        let Some((scheme, authority, literal)) = split_absolute(path) else {
             return Ok(Resolved {
                 store: Arc::clone(&self.store),
-                path: Path::parse(path)
-                    .map_err(|e| (IoErrorKind::Other, format!("invalid path {path:?}: {e}")))?,
+                path: parse(path)?,
             });
         };
-        let bad = |reason: String| {
-            (
-                IoErrorKind::Other,
-                format!("invalid URI {path:?}: {reason}"),
-            )
-        };
-        let url = Url::parse(path).map_err(|e| bad(e.to_string()))?;
-        let object_path =
-            |p: &str| Path::from_url_path(p).map_err(|e| bad(format!("invalid path: {e}")));
+        let literal = literal.trim_start_matches('/');
         if let Some(root) = &self.root
-            && same_authority(root, &url)
-            && let Some(rel) = url.path().strip_prefix(root.path())
+            && root.scheme == normalized_scheme(scheme)
+            && root.authority == normalized_authority(scheme, authority)
         {
-            return Ok(Resolved {
-                store: Arc::clone(&self.store),
-                path: object_path(rel)?,
-            });
+            let rel = if root.path.is_empty() {
+                Some(literal)
+            } else {
+                literal
+                    .strip_prefix(root.path.as_str())
+                    .and_then(|r| r.strip_prefix('/'))
+            };
+            if let Some(rel) = rel {
+                return Ok(Resolved {
+                    store: Arc::clone(&self.store),
+                    path: parse(rel)?,
+                });
+            }
         }
         let unsupported = |why: &str| {
             (
@@ -281,16 +334,12 @@ impl TableLocation {
                 format!("external path {path:?} of table {}: {why}", self.url),
             )
         };
-        let key = if url.scheme() == "file" {
-            if self.kind != StoreKind::Local {
-                return Err(unsupported(
-                    "a local file outside a table that is not local is not read",
-                ));
-            }
-            "file://".to_string()
-        } else {
-            format!("{}://{}", url.scheme(), url.authority())
-        };
+        if scheme == "file" && self.kind != StoreKind::Local {
+            return Err(unsupported(
+                "a local file outside a table that is not local is not read",
+            ));
+        }
+        let key = format!("{}://{}", scheme, normalized_authority(scheme, authority));
         let mut stores = self.external.lock().map_err(|_| {
             (
                 IoErrorKind::Other,
@@ -300,10 +349,12 @@ impl TableLocation {
         let store = match stores.get(&key) {
             Some(s) => Arc::clone(s),
             None => {
-                let store: Arc<dyn ObjectStore> = if url.scheme() == "file" {
+                let store: Arc<dyn ObjectStore> = if scheme == "file" {
                     Arc::new(LocalFileSystem::new())
                 } else {
-                    match scheme_store(&url, path) {
+                    let url = Url::parse(&key)
+                        .map_err(|e| (IoErrorKind::Other, format!("invalid URI {path:?}: {e}")))?;
+                    match scheme_store(&url, &key) {
                         Ok((s, _, _)) => s,
                         Err(None) => {
                             return Err(unsupported(&format!("no store for scheme {scheme:?}")));
@@ -322,7 +373,7 @@ impl TableLocation {
         };
         Ok(Resolved {
             store,
-            path: object_path(url.path())?,
+            path: parse(literal)?,
         })
     }
 
@@ -349,27 +400,16 @@ impl TableLocation {
                 "path cannot be used as an object store prefix: {e}"
             ))
         })?;
+        let root = Root::new("file", "", prefix.as_ref());
         let store: Arc<dyn ObjectStore> =
             Arc::new(PrefixStore::new(LocalFileSystem::new(), prefix));
         Ok(TableLocation {
             list_store: Arc::clone(&store),
             store,
             kind: StoreKind::Local,
-            root: Url::from_directory_path(&abs).ok(),
+            root: Some(root),
             url,
             external: Arc::default(),
         })
     }
-}
-
-/// Whether `url` is on the same store as `root`: same scheme (`s3a` counts as `s3`), host and
-/// port.
-fn same_authority(root: &Url, url: &Url) -> bool {
-    let scheme = |u: &Url| match u.scheme() {
-        "s3a" => "s3".to_string(),
-        s => s.to_string(),
-    };
-    scheme(root) == scheme(url)
-        && root.host_str() == url.host_str()
-        && root.port_or_known_default() == url.port_or_known_default()
 }

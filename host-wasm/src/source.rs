@@ -12,7 +12,7 @@ use std::ops::Range;
 use futures_util::StreamExt;
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use paimon_kernel::io::{
-    IoAnswer, IoErrorKind, IoOp, IoRequest, MemoryStore, ObjectMeta, uri_scheme,
+    IoAnswer, IoErrorKind, IoOp, IoRequest, MemoryStore, ObjectMeta, is_absolute,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -171,11 +171,11 @@ impl Source {
             .await
     }
 
-    /// Answer one operation. An absolute URI (an external data or index file, see
-    /// [`uri_scheme`]) is answered `Unsupported` with the URI in the detail: these sources hold
-    /// only the table directory (a memory source answers it when it holds that key).
+    /// Answer one operation. An absolute path (an external data or index file, see
+    /// [`is_absolute`]) is answered `Unsupported` with the path in the detail: these sources
+    /// hold only the table directory (a memory source answers it when it holds that key).
     pub async fn answer(&self, op: &IoOp) -> IoAnswer {
-        if uri_scheme(op.path()).is_some() {
+        if is_absolute(op.path()) {
             let held =
                 matches!(self, Source::Memory(m) if m.borrow().objects.contains_key(op.path()));
             if !held {

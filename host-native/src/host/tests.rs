@@ -406,6 +406,30 @@ async fn absolute_uris_resolve_to_external_local_files() {
         })
         .await;
     assert_eq!(read_answer(inside).unwrap(), Bytes::from_static(b"7"));
+    // Paths are literal (Java Path strings): `%3A` is part of the directory name. pypaimon
+    // writes such local paths without `file:`.
+    let escaped = std::path::Path::new(base).join("ext/dt=a%3Ab/bucket-0");
+    std::fs::create_dir_all(&escaped).unwrap();
+    std::fs::write(escaped.join("data-3.parquet"), b"escaped").unwrap();
+    for uri in [
+        format!("{base}/ext/dt=a%3Ab/bucket-0/data-3.parquet"),
+        format!("file:{base}/ext/dt=a%3Ab/bucket-0/data-3.parquet"),
+    ] {
+        let got = host
+            .answer(&IoOp::Read {
+                path: uri,
+                range: None,
+            })
+            .await;
+        assert_eq!(read_answer(got).unwrap(), Bytes::from_static(b"escaped"));
+    }
+    let inside = host
+        .answer(&IoOp::Read {
+            path: format!("{base}/table/snapshot/LATEST"),
+            range: None,
+        })
+        .await;
+    assert_eq!(read_answer(inside).unwrap(), Bytes::from_static(b"7"));
     let missing = host
         .answer(&IoOp::Read {
             path: format!("file:{base}/ext/bucket-0/data-2.parquet"),
