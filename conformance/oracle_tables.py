@@ -917,6 +917,61 @@ def ox_external_paths_partitioned(ctx):
     return tb
 
 
+def _dv_index_location(name, extra_opts, description, external_dirs=0):
+    # Deletion vectors written by delete_by_row_id / delete_by_predicate (data-evolution
+    # table), with the index files placed by index-file-in-data-file-dir and external paths.
+    def build(ctx):
+        rng = ctx.rng_for(name)
+        schema = pa.schema([("p", pa.string()), ("id", pa.int32()), ("score", pa.int64())])
+        opts = dict(mc.DE_OPTS)
+        opts["deletion-vectors.enabled"] = "true"
+        opts.update(extra_opts)
+        if external_dirs:
+            ext = [os.path.join(ctx.out, "%s-ext-%d" % (name, i)) for i in range(external_dirs)]
+            for d in ext:
+                os.makedirs(d, exist_ok=True)
+            opts["data-file.external-paths"] = ",".join("file://" + d for d in ext)
+            opts["data-file.external-paths.strategy"] = "round-robin"
+        tb = TableBuild(ctx, name, Schema.from_pyarrow_schema(schema, partition_keys=["p"],
+                                                              options=opts),
+                        features=["append", "data-evolution", "row-tracking",
+                                  "deletion-vectors", "partitioned"] + sorted(extra_opts),
+                        sort_key=["id"], row_tracking=True, description=description)
+        state = []
+        rid = 0
+        # One partition per commit: row ids are then handed out in this order.
+        for c in range(4):
+            rows = [{"p": ["a:b", "q"][c % 2], "id": 10 * c + i, "score": rng.randint(0, 100)}
+                    for i in range(5)]
+            tb.write(rows)
+            for r in rows:
+                r["_ROW_ID"] = rid
+                rid += 1
+            state += rows
+            tb.snap(state)
+        tb.update(lambda u: u.delete_by_row_id([1, 10]))
+        state = [r for r in state if r["_ROW_ID"] not in (1, 10)]
+        tb.snap(state)
+
+        def del_pred(u):
+            pb = u.new_predicate_builder()
+            return u.delete_by_predicate(pb.greater_or_equal("score", 70))
+        tb.update(del_pred)
+        state = [r for r in state if r["score"] < 70]
+        tb.snap(state)
+        return tb
+    build.__name__ = name
+    return build
+
+
+ox(_dv_index_location("ox_dv_index_in_data_dir", {"index-file-in-data-file-dir": "true"},
+                      "deletion-vector index files in the bucket directories "
+                      "(index-file-in-data-file-dir)"))
+ox(_dv_index_location("ox_dv_index_external", {"index-file-in-data-file-dir": "true"},
+                      "data files and deletion-vector index files under external paths",
+                      external_dirs=2))
+
+
 @ox
 def ox_postpone_partitioned(ctx):
     name = "ox_postpone_partitioned"

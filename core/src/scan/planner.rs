@@ -303,14 +303,6 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     }
     groups.sort_by_key(|((p, _), _)| partition_order.get(p.row_bytes()).copied());
 
-    // Deletion vectors.
-    let deletion_vectors = options.deletion_vectors_enabled()?;
-    let dv_map = if deletion_vectors {
-        read_deletion_files(io, &snapshot).await?
-    } else {
-        BTreeMap::new()
-    };
-
     let target_size = options.split_target_size_bytes()?;
     let open_file_cost = options.split_open_file_cost_bytes()?;
     let partition_fields = schema.partition_fields()?;
@@ -323,6 +315,22 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         .data_file_path_directory()
         .map(|d| d.trim_end_matches('/').to_string())
         .unwrap_or_default();
+
+    // Deletion vectors.
+    let deletion_vectors = options.deletion_vectors_enabled()?;
+    let dv_map = if deletion_vectors {
+        let in_bucket_dir = options.index_file_in_data_file_dir()?;
+        let index_dir = |partition: &BinaryRow, bucket: i32| -> Result<String> {
+            if !in_bucket_dir {
+                return Ok(INDEX_DIR.to_string());
+            }
+            let partition_dir = partition_path(&partition_keys, partition, &naming)?;
+            Ok(bucket_path(&data_root, &partition_dir, bucket))
+        };
+        read_deletion_files(io, &snapshot, index_dir).await?
+    } else {
+        BTreeMap::new()
+    };
     let key_types = key_types(&schema)?;
     let merge_engine = if table_kind == TableKind::PrimaryKey {
         Some(options.merge_engine()?)
@@ -485,14 +493,23 @@ pub async fn read_index_entries<T>(
 
 type DvMap = BTreeMap<(Vec<u8>, i32), BTreeMap<String, DeletionFile>>;
 
-/// Deletion files by (partition bytes, bucket) and data file name.
-async fn read_deletion_files<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<DvMap> {
+/// Deletion files by (partition bytes, bucket) and data file name. `index_dir` gives the
+/// directory of an index file of a partition and bucket that has no external path: `index`,
+/// or the bucket directory under `index-file-in-data-file-dir`.
+async fn read_deletion_files<T>(
+    io: &Io<T>,
+    snapshot: &Snapshot,
+    index_dir: impl Fn(&BinaryRow, i32) -> Result<String>,
+) -> Result<DvMap> {
     let mut map: DvMap = BTreeMap::new();
     for e in read_index_entries(io, snapshot).await? {
         if e.kind != FileKind::Add || e.index_file.index_type != DELETION_VECTORS_INDEX {
             continue;
         }
-        let path = e.index_file.path_in(INDEX_DIR);
+        let path = match &e.index_file.external_path {
+            Some(p) => p.clone(),
+            None => e.index_file.path_in(&index_dir(&e.partition, e.bucket)?),
+        };
         let per_bucket = map
             .entry((e.partition.row_bytes().to_vec(), e.bucket))
             .or_default();

@@ -52,6 +52,9 @@ pub const DELETION_VECTORS_ENABLED: &str = "deletion-vectors.enabled";
 pub const DELETION_VECTORS_MERGE_ON_READ: &str = "deletion-vectors.merge-on-read";
 /// `deletion-vectors.bitmap64`, default false.
 pub const DELETION_VECTORS_BITMAP64: &str = "deletion-vectors.bitmap64";
+/// `index-file-in-data-file-dir`, default false: bucket index files (deletion vectors, hash
+/// index) live in the bucket directory instead of `index/`.
+pub const INDEX_FILE_IN_DATA_FILE_DIR: &str = "index-file-in-data-file-dir";
 /// `changelog-producer`: see [`ChangelogProducer`].
 pub const CHANGELOG_PRODUCER: &str = "changelog-producer";
 /// `rowkind.field`: a column holding the row kind (`+I`, `-U`, `+U`, `-D`).
@@ -420,6 +423,15 @@ impl CoreOptions {
     /// [`Error::Invalid`] if not a boolean.
     pub fn deletion_vectors_enabled(&self) -> Result<bool> {
         self.bool_of(DELETION_VECTORS_ENABLED, &[], false)
+    }
+
+    /// `index-file-in-data-file-dir`; default false. When true, an index file without an
+    /// external path is `<bucket path>/<file name>` (Java `IndexInDataFileDirPathFactory`).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if not a boolean.
+    pub fn index_file_in_data_file_dir(&self) -> Result<bool> {
+        self.bool_of(INDEX_FILE_IN_DATA_FILE_DIR, &[], false)
     }
 
     /// `deletion-vectors.merge-on-read`; default false.
