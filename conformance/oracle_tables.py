@@ -973,6 +973,37 @@ ox(_dv_index_location("ox_dv_index_external", {"index-file-in-data-file-dir": "t
 
 
 @ox
+def ox_external_paths_blob(ctx):
+    # BLOB column in .blob files; data and blob files under an external directory.
+    name = "ox_external_paths_blob"
+    rng = ctx.rng_for(name)
+    ext = os.path.join(ctx.out, name + "-ext")
+    os.makedirs(ext, exist_ok=True)
+    opts = dict(mc.DE_OPTS)
+    opts.update({"data-file.external-paths": "file://" + ext,
+                 "data-file.external-paths.strategy": "round-robin"})
+    schema = pa.schema([("id", pa.int32()), ("label", pa.string()), ("data", pa.large_binary())])
+    tb = TableBuild(ctx, name, Schema.from_pyarrow_schema(schema, options=opts),
+                    features=["append", "blob", "row-tracking", "data-evolution",
+                              "data-file.external-paths"],
+                    sort_key=["id"], row_tracking=True,
+                    description="BLOB column, data and .blob files under an external path")
+    state = []
+    rid = 0
+    for c in range(2):
+        rows = [{"id": 10 * c + i, "label": "l%d" % i,
+                 "data": None if i == 2 else bytes(rng.getrandbits(8) for _ in range(7 * i))}
+                for i in range(4)]
+        tb.write(rows)
+        for r in rows:
+            r["_ROW_ID"] = rid
+            rid += 1
+        state += rows
+        tb.snap(state)
+    return tb
+
+
+@ox
 def ox_postpone_partitioned(ctx):
     name = "ox_postpone_partitioned"
     schema = pa.schema([pk_field("p", pa.int32()), pk_field("k", pa.int64()), ("v", pa.string())])
