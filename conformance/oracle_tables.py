@@ -917,7 +917,7 @@ def ox_external_paths_partitioned(ctx):
     return tb
 
 
-def _dv_index_location(name, extra_opts, description, external_dirs=0):
+def _dv_index_location(name, extra_opts, description, external_dirs=0, index_external=False):
     # Deletion vectors written by delete_by_row_id / delete_by_predicate (data-evolution
     # table), with the index files placed by index-file-in-data-file-dir and external paths.
     def build(ctx):
@@ -932,6 +932,10 @@ def _dv_index_location(name, extra_opts, description, external_dirs=0):
                 os.makedirs(d, exist_ok=True)
             opts["data-file.external-paths"] = ",".join("file://" + d for d in ext)
             opts["data-file.external-paths.strategy"] = "round-robin"
+        if index_external:
+            d = os.path.join(ctx.out, name + "-index")
+            os.makedirs(d, exist_ok=True)
+            opts["global-index.external-path"] = "file://" + d
         tb = TableBuild(ctx, name, Schema.from_pyarrow_schema(schema, partition_keys=["p"],
                                                               options=opts),
                         features=["append", "data-evolution", "row-tracking",
@@ -970,6 +974,9 @@ ox(_dv_index_location("ox_dv_index_in_data_dir", {"index-file-in-data-file-dir":
 ox(_dv_index_location("ox_dv_index_external", {"index-file-in-data-file-dir": "true"},
                       "data files and deletion-vector index files under external paths",
                       external_dirs=2))
+ox(_dv_index_location("ox_dv_index_global_external", {},
+                      "deletion-vector index files under global-index.external-path",
+                      index_external=True))
 
 
 @ox
