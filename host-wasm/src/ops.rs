@@ -272,9 +272,16 @@ pub async fn files<T>(io: &Io<T>, q: &Query) -> Result<Value> {
             "extraFiles": f.extra_files,
         }));
     }
+    let in_bucket_dir = options.index_file_in_data_file_dir()?;
     let mut index_files = Vec::with_capacity(index.len());
     for e in &index {
         let i = &e.index_file;
+        let index_dir = if in_bucket_dir {
+            let ppath = partition_path(&keys, &e.partition, &naming)?;
+            bucket_path(&data_root, &ppath, e.bucket)
+        } else {
+            INDEX_DIR.to_string()
+        };
         let dvs: Option<Vec<Value>> = i.dv_ranges.as_ref().map(|v| {
             v.iter()
                 .map(|r| {
@@ -292,7 +299,7 @@ pub async fn files<T>(io: &Io<T>, q: &Query) -> Result<Value> {
             "bucket": e.bucket,
             "indexType": i.index_type,
             "fileName": i.file_name,
-            "path": i.path_in(INDEX_DIR),
+            "path": i.path_in(&index_dir),
             "fileSize": i.file_size,
             "rowCount": i.row_count,
             "deletionVectors": dvs,
