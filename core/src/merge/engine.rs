@@ -141,14 +141,25 @@ impl Deferred {
         self.ends.clear();
     }
 
-    /// The records of group `g`.
+    /// The records of groups `groups`, group by group.
     #[inline]
-    fn group(&self, g: usize) -> &[(usize, usize)] {
-        let start = match g.checked_sub(1) {
-            Some(p) => self.ends[p],
+    fn groups(
+        &self,
+        groups: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = &[(usize, usize)]> + '_ {
+        let mut start = match groups.start.checked_sub(1) {
+            Some(p) => self.ends.get(p).copied().unwrap_or(0),
             None => 0,
         };
-        &self.recs[start..self.ends[g]]
+        self.ends
+            .get(groups)
+            .unwrap_or(&[])
+            .iter()
+            .map(move |&end| {
+                let recs = self.recs.get(start..end).unwrap_or(&[]);
+                start = end;
+                recs
+            })
     }
 }
 
@@ -191,8 +202,8 @@ impl FillInput<'_> {
         col: &mut ColumnBuilder<'static>,
         mut pick: impl FnMut(&[(usize, usize)]) -> Option<(usize, usize)>,
     ) {
-        for g in groups {
-            match pick(self.deferred.group(g)) {
+        for recs in self.deferred.groups(groups) {
+            match pick(recs) {
                 Some((w, r)) => col.push_base(w, r, 1),
                 None => col.push_null(),
             }
@@ -290,10 +301,10 @@ impl FillInput<'_> {
             .into_iter()
             .map(|a| a.values().as_ref())
             .collect();
-        for g in groups {
+        for recs in self.deferred.groups(groups) {
             let mut acc: Option<T::Native> = None;
             let mut single = None;
-            for &(w, r) in self.deferred.group(g) {
+            for &(w, r) in recs {
                 if !nulls[w].is_none_or(|n| n.is_valid(r)) {
                     continue;
                 }

@@ -240,6 +240,9 @@ pub struct MergeReader {
     /// Head key of every cursor as an order-preserving integer (integer keys: the key, a
     /// null key `i128::MIN`, an exhausted run `i128::MAX`; other keys: 0, no order).
     heads: Vec<i128>,
+    /// `_SEQUENCE_NUMBER` of every cursor's head (integer keys, no `sequence.field`; else 0):
+    /// the order of heads with equal keys.
+    head_seqs: Vec<i64>,
     started: bool,
     finished: bool,
     failed: bool,
@@ -427,6 +430,7 @@ impl MergeReader {
             cursors,
             tree: Vec::new(),
             heads: Vec::new(),
+            head_seqs: Vec::new(),
             started: false,
             finished: false,
             failed: false,
@@ -497,6 +501,7 @@ impl MergeReader {
             let k = self.cursors.len();
             self.tree = vec![NO_CURSOR; k];
             self.heads = vec![0; k];
+            self.head_seqs = vec![0; k];
             for i in (0..k).rev() {
                 self.adjust(i);
             }
@@ -848,6 +853,13 @@ impl MergeReader {
         if ha != hb {
             return ha < hb;
         }
+        // Equal integer keys of live heads, no sequence.field: the sequence number decides.
+        if ha != i128::MAX && self.user_seq.is_none() && matches!(self.key_mode, KeyMode::Int) {
+            let (sa, sb) = (self.head_seqs[a], self.head_seqs[b]);
+            if sa != sb {
+                return sa < sb;
+            }
+        }
         let (ca, cb) = (&self.cursors[a].current, &self.cursors[b].current);
         let (x, y) = match (ca, cb) {
             (None, _) => return false,
@@ -877,14 +889,18 @@ impl MergeReader {
     /// Replay the path of leaf `leaf` after its head changed.
     fn adjust(&mut self, leaf: usize) {
         if matches!(self.key_mode, KeyMode::Int) {
-            let head = match self.cursors[leaf].current.as_ref() {
-                None => i128::MAX,
-                Some(cb) => match cb.keys.get(cb.row) {
-                    KeyRef::Int(Some(v)) => i128::from(v),
-                    _ => i128::MIN,
-                },
+            let (head, seq) = match self.cursors[leaf].current.as_ref() {
+                None => (i128::MAX, 0),
+                Some(cb) => (
+                    match cb.keys.get(cb.row) {
+                        KeyRef::Int(Some(v)) => i128::from(v),
+                        _ => i128::MIN,
+                    },
+                    cb.seq.get(cb.row).copied().unwrap_or(0),
+                ),
             };
             self.heads[leaf] = head;
+            self.head_seqs[leaf] = seq;
         }
         let k = self.cursors.len();
         let mut winner = leaf;
