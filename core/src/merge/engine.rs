@@ -219,6 +219,14 @@ impl FillInput<'_> {
         last: bool,
     ) {
         let nulls = self.col_nulls(c);
+        if nulls.iter().all(Option::is_none) {
+            // No nulls in the column: the newest (oldest) value.
+            return if last {
+                self.fill_pick(groups, col, |recs| recs.last().copied())
+            } else {
+                self.fill_pick(groups, col, |recs| recs.first().copied())
+            };
+        }
         let valid = |&(w, r): &(usize, usize)| nulls[w].is_none_or(|n| n.is_valid(r));
         if last {
             self.fill_pick(groups, col, |recs| recs.iter().rev().copied().find(valid));

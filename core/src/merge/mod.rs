@@ -15,9 +15,12 @@
 //!   (key, sequence.field, `_SEQUENCE_NUMBER`, retract-before-add) order; the records of one
 //!   key form a group that is merged as soon as the next key shows up.
 //! * `deduplicate` and `first-row` pick one input row per key, so output columns are copied
-//!   with `arrow_select::interleave` from the input batches. `partial-update` and
-//!   `aggregation` work on field values that stay references into the input arrays until an
-//!   aggregate function computes a new value; columns are again built with `interleave`.
+//!   from the input batches as runs of rows (`MutableArrayData`, or `interleave` for
+//!   scattered rows). `partial-update` and `aggregation` work on field values that stay
+//!   references into the input arrays until an aggregate function computes a new value.
+//!   Their add-only key groups (without sequence groups, with value-selecting or numeric
+//!   `sum`/`max`/`min` aggregates) are only recorded while merging and merged column by
+//!   column when the output batch is built: one typed loop per column over all such groups.
 //!
 //! Driving order: build a [`MergeConfig`] (usually [`MergeConfig::from_table_schema`]); take
 //! the value columns to read from [`MergeConfig::read_fields`] (the projection first) and the

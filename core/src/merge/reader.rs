@@ -218,8 +218,9 @@ enum Merged {
 /// Cost: keys that only one run holds at a time pass through as slices of their batch
 /// (no per-row merge work); a single integer-like key is compared natively; the groups of
 /// `partial-update` without sequence groups and of `aggregation` with value-selecting
-/// functions and numeric `sum`/`max`/`min` are merged column by column into references to
-/// input rows.
+/// functions and numeric `sum`/`max`/`min` are deferred and merged column by column, when
+/// the output batch is built, into references to input rows (sums of two or more values
+/// are computed natively).
 ///
 /// Source: Java `org.apache.paimon.mergetree.compact.SortMergeReaderWithLoserTree` with the
 /// table's `MergeFunction` wrapped in `ReducerMergeFunctionWrapper`, and the drop of
