@@ -204,6 +204,57 @@ def ox_append_big(ctx):
     return tb
 
 
+def _wide_row(rng, k, tag):
+    """A row of about 100 bytes: big enough files are decoded in column groups on several
+    threads by the native host (core/src/format/parquet.rs, MIN_COLUMN_GROUP_BYTES)."""
+    return {"k": k, "name": maybe(rng, "%s-%08x" % (tag, rng.getrandbits(32))),
+            "note": "".join(rng.choice("abcdefghij ") for _ in range(60)),
+            "amount": maybe(rng, rdouble(rng)), "qty": rng.randint(-1000, 1000)}
+
+
+_WIDE_SCHEMA = [("name", pa.string()), ("note", pa.string()), ("amount", pa.float64()),
+                ("qty", pa.int32())]
+
+
+@ox
+def ox_pk_wide_files(ctx):
+    name = "ox_pk_wide_files"
+    rng = ctx.rng_for(name)
+    schema = pa.schema([pk_field("k", pa.int64())] + _WIDE_SCHEMA)
+    tb = TableBuild(ctx, name, Schema.from_pyarrow_schema(
+        schema, primary_keys=["k"], options={"bucket": "1"}),
+        features=["primary-key", "large", "parallel-decode"], sort_key=["k"],
+        description="60000 keys of ~100-byte rows, 2 overlapping commits: sorted runs of "
+                    "several MB, merged while their column groups decode in parallel.")
+    state = {}
+    rows = [_wide_row(rng, k, "c0") for k in range(60000)]
+    tb.write(rows)
+    dedup_apply(state, rows, ["k"])
+    for c in (1, 2):
+        ks = sorted(rng.sample(range(70000), 20000))
+        rows = [_wide_row(rng, k, "c%d" % c) for k in ks]
+        tb.write(rows)
+        dedup_apply(state, rows, ["k"])
+    tb.snap(list(state.values()))
+    tb.projections.append(["qty", "k"])
+    return tb
+
+
+@ox
+def ox_append_wide_file(ctx):
+    name = "ox_append_wide_file"
+    rng = ctx.rng_for(name)
+    schema = pa.schema([("k", pa.int64())] + _WIDE_SCHEMA)
+    tb = TableBuild(ctx, name, Schema.from_pyarrow_schema(schema),
+                    features=["append", "large", "parallel-decode"], sort_key=["k"],
+                    description="80000 rows of ~100 bytes in one file (column groups).")
+    rows = [_wide_row(rng, k, "a") for k in range(80000)]
+    tb.write(rows)
+    tb.snap(rows)
+    tb.projections.append(["note", "k"])
+    return tb
+
+
 # ---------------------------------------------------------------------------
 # file rolling, codecs, prefixes, manifest options
 # ---------------------------------------------------------------------------

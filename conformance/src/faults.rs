@@ -221,6 +221,8 @@ impl Driver for FaultDriver<'_> {
                     }
                 }
                 Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => return Ok(out),
             }
         }

@@ -169,6 +169,8 @@ impl Driver for StoreDriver<'_> {
                     }
                 }
                 Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => return Ok(out),
             }
         }

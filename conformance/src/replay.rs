@@ -160,6 +160,8 @@ impl<'a> ReplayDriver<'a> {
                     round_no += 1;
                 }
                 Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => break,
             }
         }

@@ -8,6 +8,8 @@
 //!     match machine.step()? {
 //!         Step::NeedIo(round) => for req in round { machine.provide(req.id, host.answer(&req.op))? },
 //!         Step::Emit(item)    => out.push(item),
+//!         Step::Work(items)   => for w in items { w.run() },   // or on other threads
+//!         Step::Wait          => { /* wait until one handed-out Work item finished */ }
 //!         Step::Done          => break,
 //!     }
 //! }
@@ -34,6 +36,16 @@
 //!   an absolute path itself (through the store of the table root when the path is under it,
 //!   else a store for its scheme and authority), or answers `Unsupported` with a detail naming
 //!   the path when it cannot reach it. Everything else is relative to the host root.
+//! * **CPU work** ([`Step::Work`]): a host that can run code on other threads declares it
+//!   with [`Machine::with_parallelism`]; the operation then hands out pieces of CPU work
+//!   ([`Io::spawn_work`]: decoding a batch of a column group, ...) as [`Work`] items instead
+//!   of running them inline. The host runs every item exactly once, on any thread, and may
+//!   step the machine again right away; [`Step::Wait`] means the operation cannot go on
+//!   before one of the items handed out finished. Work never does IO. The bytes a read asks
+//!   for do not depend on the parallelism, but how they are cut into requests may (a Parquet
+//!   file decoded in column groups asks for each group's column chunks), so transcripts are
+//!   recorded and replayed at parallelism 1. With the default parallelism of 1, work runs
+//!   inline and neither step appears.
 //!
 //! Internally the operations are written as `async` code over an [`Io`] handle: awaiting an IO
 //! call registers a request and suspends; [`Machine::step`] polls the operation with a no-op
@@ -46,6 +58,7 @@ use std::fmt;
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -261,6 +274,13 @@ pub enum Step<T> {
     NeedIo(Vec<IoRequest>),
     /// A result (a plan, a record batch...). Call `step` again for more.
     Emit(T),
+    /// CPU work to run, each item exactly once, on any thread (see the module docs). The
+    /// host may call `step` again before the items finished. Only produced by machines
+    /// given a parallelism above 1 ([`Machine::with_parallelism`]).
+    Work(Vec<Work>),
+    /// The operation waits for [`Work`] handed out earlier: call `step` again once at least
+    /// one more item finished running (or right away; it then answers `Wait` again).
+    Wait,
     /// Finished; `step` must not be called again.
     Done,
 }
@@ -279,6 +299,93 @@ struct IoState<T> {
     wakers: BTreeMap<RequestId, Waker>,
     /// Results emitted by the operation, not yet handed to the host.
     emitted: std::collections::VecDeque<T>,
+    /// Work items the host may run at once (1: run work inline).
+    parallelism: usize,
+    /// Work made since the last step, not yet handed out.
+    fresh_work: Vec<Work>,
+    /// Counters of work made and finished, shared with the work items.
+    work: Arc<WorkCounters>,
+}
+
+/// How many [`Work`] items of a machine exist and how many finished.
+#[derive(Default)]
+struct WorkCounters {
+    made: AtomicU64,
+    finished: AtomicU64,
+}
+
+/// One piece of CPU work handed to the host by [`Step::Work`]: decoding, merging... It does
+/// no IO, and its result goes back to the operation that made it when it finishes.
+pub struct Work {
+    job: Box<dyn FnOnce() + Send>,
+}
+
+impl Work {
+    /// Run the work to completion on the calling thread.
+    pub fn run(self) {
+        (self.job)()
+    }
+}
+
+impl fmt::Debug for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Work")
+    }
+}
+
+enum SlotState<R> {
+    Running(Option<Waker>),
+    Done(R),
+    Taken,
+}
+
+/// The result of work started with [`Io::spawn_work`]: await it to get the value. Dropping
+/// it discards the result (the work still runs).
+pub struct WorkHandle<R> {
+    slot: Arc<Mutex<SlotState<R>>>,
+}
+
+impl<R> fmt::Debug for WorkHandle<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &*lock(&self.slot) {
+            SlotState::Running(_) => "running",
+            SlotState::Done(_) => "done",
+            SlotState::Taken => "taken",
+        };
+        f.debug_struct("WorkHandle").field("state", &state).finish()
+    }
+}
+
+impl<R> WorkHandle<R> {
+    /// The result if the work has finished, without waiting; `None` while it runs (and after
+    /// the result was taken).
+    pub fn try_take(&mut self) -> Option<R> {
+        let mut slot = lock(&self.slot);
+        match std::mem::replace(&mut *slot, SlotState::Taken) {
+            SlotState::Done(r) => Some(r),
+            other => {
+                *slot = other;
+                None
+            }
+        }
+    }
+}
+
+impl<R> Future for WorkHandle<R> {
+    type Output = R;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let mut slot = lock(&self.slot);
+        match std::mem::replace(&mut *slot, SlotState::Taken) {
+            SlotState::Done(r) => Poll::Ready(r),
+            SlotState::Running(_) => {
+                *slot = SlotState::Running(Some(cx.waker().clone()));
+                Poll::Pending
+            }
+            // Polled after completion: a bug of the caller; stay pending rather than panic
+            // (the machine then reports a protocol error).
+            SlotState::Taken => Poll::Pending,
+        }
+    }
 }
 
 /// The operation's handle to ask for IO and to emit results. Cheap to clone.
@@ -454,6 +561,52 @@ impl<T> Io<T> {
         }
     }
 
+    /// Work items the host runs at once: 1 when work runs inline (the default), more when
+    /// the host said so with [`Machine::with_parallelism`]. Operations use it to decide
+    /// how finely to cut their CPU work (e.g. into column groups).
+    pub fn parallelism(&self) -> usize {
+        lock(&self.state).parallelism
+    }
+
+    /// Start `f` as a piece of CPU work and return a handle to await its result.
+    ///
+    /// With parallelism 1, `f` runs right here, before this returns. Otherwise it becomes a
+    /// [`Work`] item of the machine's next step and the host runs it, possibly on another
+    /// thread while the operation goes on; awaiting the handle before it finished makes the
+    /// machine [`Step::Wait`]. `f` must not do IO (it has no [`Io`]) and should be at least
+    /// tens of microseconds of work: each item costs a hand-off to another thread.
+    pub fn spawn_work<R, F>(&self, f: F) -> WorkHandle<R>
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
+        let mut st = lock(&self.state);
+        if st.parallelism <= 1 {
+            drop(st);
+            return WorkHandle {
+                slot: Arc::new(Mutex::new(SlotState::Done(f()))),
+            };
+        }
+        let slot = Arc::new(Mutex::new(SlotState::Running(None)));
+        let theirs = Arc::clone(&slot);
+        let counters = Arc::clone(&st.work);
+        counters.made.fetch_add(1, Ordering::SeqCst);
+        st.fresh_work.push(Work {
+            job: Box::new(move || {
+                let value = f();
+                let waker = match std::mem::replace(&mut *lock(&theirs), SlotState::Done(value)) {
+                    SlotState::Running(waker) => waker,
+                    _ => None,
+                };
+                counters.finished.fetch_add(1, Ordering::SeqCst);
+                if let Some(w) = waker {
+                    w.wake();
+                }
+            }),
+        });
+        WorkHandle { slot }
+    }
+
     /// Hand a result to the host. The operation continues until its next IO or until it
     /// awaits [`Io::yield_now`]; await that after emitting to keep memory bounded.
     pub fn emit(&self, item: T) {
@@ -543,6 +696,9 @@ impl<T: Send + 'static> Machine<T> {
             answers: BTreeMap::new(),
             wakers: BTreeMap::new(),
             emitted: std::collections::VecDeque::new(),
+            parallelism: 1,
+            fresh_work: Vec::new(),
+            work: Arc::new(WorkCounters::default()),
         }));
         let io = Io {
             state: Arc::clone(&state),
@@ -572,6 +728,14 @@ impl<T: Send + 'static> Machine<T> {
         })
     }
 
+    /// Let the operation hand out up to `n` [`Work`] items at once ([`Step::Work`]) instead
+    /// of running its CPU work inline. `n` is a hint for how finely to cut work (usually
+    /// the cores the host may use); 0 and 1 mean inline. Call before the first step.
+    pub fn with_parallelism(self, n: usize) -> Self {
+        lock(&self.state).parallelism = n.max(1);
+        self
+    }
+
     /// Advance until the machine needs IO, emits a result, finishes or fails.
     ///
     /// Errors: [`Error::Protocol`] if requests of the previous round are unanswered; any
@@ -596,6 +760,9 @@ impl<T: Send + 'static> Machine<T> {
                 );
                 return Err(Error::Protocol { detail });
             }
+            if !st.fresh_work.is_empty() {
+                return Ok(Step::Work(std::mem::take(&mut st.fresh_work)));
+            }
             if !st.fresh.is_empty() {
                 return Ok(Step::NeedIo(hand_out(&mut st)));
             }
@@ -603,12 +770,33 @@ impl<T: Send + 'static> Machine<T> {
         let Some(op) = self.op.as_mut() else {
             return Ok(Step::Done);
         };
+        let counters = Arc::clone(&lock(&self.state).work);
         let mut cx = Context::from_waker(Waker::noop());
-        let polled = op.as_mut().poll(&mut cx);
+        let polled = loop {
+            let finished_before = counters.finished.load(Ordering::SeqCst);
+            let polled = op.as_mut().poll(&mut cx);
+            if polled.is_ready() {
+                break polled;
+            }
+            let st = lock(&self.state);
+            if !st.emitted.is_empty() || !st.fresh_work.is_empty() || !st.fresh.is_empty() {
+                break polled;
+            }
+            let finished = counters.finished.load(Ordering::SeqCst);
+            if finished < counters.made.load(Ordering::SeqCst) {
+                return Ok(Step::Wait);
+            }
+            if finished == finished_before {
+                break polled;
+            }
+            // Work finished while the operation was being polled: poll again.
+        };
         let mut st = lock(&self.state);
         match polled {
             Poll::Ready(Ok(())) => {
                 self.op = None;
+                // Work whose handle was dropped unawaited is not needed any more.
+                st.fresh_work.clear();
                 if !st.fresh.is_empty() {
                     self.failed = true;
                     return Err(Error::Protocol {
@@ -626,9 +814,12 @@ impl<T: Send + 'static> Machine<T> {
                 Err(e)
             }
             Poll::Pending => {
-                // Results first; a round made in the same poll is handed out by the next step.
+                // Results first, then work (so it runs while the IO is done); a round made in
+                // the same poll is handed out by a later step.
                 if let Some(item) = st.emitted.pop_front() {
                     Ok(Step::Emit(item))
+                } else if !st.fresh_work.is_empty() {
+                    Ok(Step::Work(std::mem::take(&mut st.fresh_work)))
                 } else if !st.fresh.is_empty() {
                     Ok(Step::NeedIo(hand_out(&mut st)))
                 } else {
@@ -809,6 +1000,8 @@ impl MemoryStore {
                     }
                 }
                 Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(Work::run),
+                Step::Wait => {}
                 Step::Done => return Ok(out),
             }
         }
@@ -917,12 +1110,140 @@ mod tests {
                         }
                     }
                     Step::Emit(t) => break t,
+                    Step::Work(_) | Step::Wait => panic!("no work at parallelism 1"),
                     Step::Done => panic!("no result"),
                 }
             };
             assert_eq!(rounds, 1);
             assert_eq!(total, (0..n).map(|i| i % 7).sum::<usize>());
         }
+    }
+
+    /// An operation mixing IO and work: reads two objects, hashes each in a work item while
+    /// the next read is asked for, then reads an object named by the results.
+    fn work_machine() -> Machine<String> {
+        Machine::once("work", |io: Io<String>| async move {
+            let a = io.read("a").await?;
+            let ha = io.spawn_work(move || a.iter().map(|&b| u64::from(b)).sum::<u64>());
+            let b = io.read("b").await?;
+            let hb = io.spawn_work(move || b.len() as u64);
+            let (ha, hb) = (ha.await, hb.await);
+            let c = io.read(&format!("c{}", (ha + hb) % 2)).await?;
+            Ok(format!("{ha} {hb} {}", String::from_utf8_lossy(&c)))
+        })
+    }
+
+    fn work_store() -> MemoryStore {
+        let mut store = MemoryStore::new();
+        for (k, v) in [("a", "xyz"), ("b", "hello"), ("c0", "even"), ("c1", "odd")] {
+            store.objects.insert(k.into(), Bytes::from(v));
+        }
+        store
+    }
+
+    /// Drive `m`, running work items on other threads and joining them only on `Wait`;
+    /// returns the result, the IO log (id, path) and the steps seen.
+    fn drive_threaded(mut m: Machine<String>) -> (String, Vec<(u64, String)>, Vec<&'static str>) {
+        let store = work_store();
+        let (mut log, mut steps, mut threads, mut out) = (vec![], vec![], vec![], None);
+        loop {
+            match m.step().unwrap() {
+                Step::NeedIo(round) => {
+                    steps.push("io");
+                    for r in round {
+                        log.push((r.id.0, r.op.path().to_string()));
+                        m.provide(r.id, store.clone().answer(&r.op)).unwrap();
+                    }
+                }
+                Step::Work(items) => {
+                    steps.push("work");
+                    for w in items {
+                        threads.push(std::thread::spawn(move || {
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            w.run()
+                        }));
+                    }
+                }
+                Step::Wait => {
+                    steps.push("wait");
+                    threads.pop().expect("a running item").join().unwrap();
+                }
+                Step::Emit(s) => out = Some(s),
+                Step::Done => break,
+            }
+        }
+        (out.unwrap(), log, steps)
+    }
+
+    #[test]
+    fn work_runs_inline_at_parallelism_one() {
+        let mut store = work_store();
+        // MemoryStore::run would run Work items too; check that none are made.
+        let mut m = work_machine();
+        let mut seen = vec![];
+        let out = loop {
+            match m.step().unwrap() {
+                Step::NeedIo(round) => {
+                    for r in round {
+                        m.provide(r.id, store.answer(&r.op)).unwrap();
+                    }
+                }
+                Step::Emit(s) => break s,
+                Step::Work(_) => seen.push("work"),
+                Step::Wait => seen.push("wait"),
+                Step::Done => panic!("no result"),
+            }
+        };
+        assert!(seen.is_empty(), "{seen:?}");
+        // x+y+z = 120+121+122 = 363, "hello" = 5: 368 is even.
+        assert_eq!(out, "363 5 even");
+    }
+
+    #[test]
+    fn work_is_handed_out_and_waited_for_without_changing_the_requests() {
+        let (inline, inline_log, _) = drive_threaded(work_machine());
+        let (parallel, parallel_log, steps) = drive_threaded(work_machine().with_parallelism(4));
+        assert_eq!(parallel, "363 5 even");
+        assert_eq!(inline, parallel);
+        assert_eq!(inline_log, parallel_log, "same requests, same ids");
+        assert_eq!(
+            parallel_log
+                .iter()
+                .map(|(_, p)| p.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "b", "c0"]
+        );
+        // The first item is handed out before the read of b, and the machine waits for the
+        // items (they sleep; one or two waits, as the threads finish) before reading c.
+        assert_eq!(steps[..4], ["io", "work", "io", "work"]);
+        assert_eq!(steps.last(), Some(&"io"));
+        let waits = steps[4..steps.len() - 1].iter();
+        assert!(
+            waits.len() >= 1 && waits.into_iter().all(|s| *s == "wait"),
+            "{steps:?}"
+        );
+        // MemoryStore::run runs work inline when handed out.
+        let out = work_store()
+            .run(work_machine().with_parallelism(2))
+            .unwrap();
+        assert_eq!(out, vec!["363 5 even".to_string()]);
+    }
+
+    #[test]
+    fn waiting_with_no_work_running_is_a_protocol_error() {
+        // A handle awaited twice is a caller bug: reported, never a hang or a panic.
+        let mut m: Machine<()> = Machine::new("t", |io: Io<()>| async move {
+            let mut h = io.spawn_work(|| 1u8);
+            (&mut h).await;
+            (&mut h).await;
+            Ok(())
+        })
+        .with_parallelism(2);
+        let Step::Work(items) = m.step().unwrap() else {
+            panic!("expected work")
+        };
+        items.into_iter().for_each(Work::run);
+        assert!(matches!(m.step(), Err(Error::Protocol { .. })));
     }
 
     #[test]

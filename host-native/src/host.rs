@@ -45,7 +45,10 @@
 //! cores, drive independent machines (one per split) on their own tasks:
 //! [`ObjectStoreHost::spawn`] / [`ObjectStoreHost::run_all`]. On a current-thread runtime the
 //! step runs inline (`block_in_place` is not available there). There is no `spawn_blocking`:
-//! a machine is driven start to finish by one task.
+//! a machine is driven start to finish by one task. Machines driven here keep the default
+//! parallelism of 1 (their CPU work runs inline in the step); the row reads of
+//! [`crate::TableScan::to_stream`] are driven by `scan.rs`, which raises it and runs the
+//! machines' [`paimon_kernel::io::Step::Work`] items on the rayon pool.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -263,6 +266,8 @@ impl ObjectStoreHost {
                         return Ok(());
                     }
                 }
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => return Ok(()),
             }
         }

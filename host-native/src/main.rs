@@ -8,7 +8,7 @@
 //! paimon-kernel manifests TABLE [--snapshot N|--tag T] manifest files of a snapshot
 //! paimon-kernel tags      TABLE                       tags and their snapshots
 //! paimon-kernel scan      TABLE [--snapshot N|--tag T|--timestamp-millis T] [--columns a,b]
-//!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow]
+//!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow|count]
 //!                         [--output FILE] [--batch-size N]      read rows
 //!                         [--splits-in-flight N] [--read-ahead-mib MIB]
 //! ```

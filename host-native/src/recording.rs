@@ -61,6 +61,8 @@ impl Driver for RecordingHost {
                     }
                 }
                 Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => return Ok(out),
             }
         }

@@ -8,7 +8,10 @@
 //! [`read_split`] machine. Parts run concurrently, at most
 //! [`TableScan::with_splits_in_flight`] at a time (default: the number of cores, between 2
 //! and 4), each on its own tokio task whose CPU-bound steps (decoding, merging) run on tokio's
-//! blocking pool while other parts wait for IO:
+//! blocking pool while other parts wait for IO. Each part's machine may also hand out CPU work
+//! ([`paimon_kernel::io::Step::Work`], parallelism = the cores): large Parquet files are
+//! decoded in column groups, a few MiB at a time and ahead of the reader, on the rayon pool,
+//! so one big file or one primary-key merge uses several cores:
 //!
 //! * **Order**: batches come out in part order (the plan's split order, files in split
 //!   order), and in order within a part, whatever order the parts finish in: exactly the
@@ -54,8 +57,9 @@ use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use futures::Stream;
 use futures::stream::BoxStream;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, Stream, StreamExt};
 use paimon_kernel::evolution::read::read_blob_cell;
 use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{Io, Machine, Step};
@@ -63,7 +67,7 @@ use paimon_kernel::predicate::Predicate;
 use paimon_kernel::read::{ReadContext, independent_parts, read_split};
 use paimon_kernel::scan::snapshot_resolver::TimeTravel;
 use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
@@ -133,6 +137,11 @@ pub struct ReadOptions {
     /// `blob-as-descriptor`: blob columns return serialized blob descriptors (URI = table
     /// location + file path) instead of bytes.
     pub blob_as_descriptor: bool,
+}
+
+/// The cores this process may use (at least 1).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// Default splits in flight: the available cores, clamped to 2..=4.
@@ -619,7 +628,7 @@ async fn drive_split(host: ObjectStoreHost, ctx: Arc<ReadContext>, split: DataSp
         split.snapshot_id,
         host.url()
     );
-    let machine = read_split(ctx, split);
+    let machine = read_split(ctx, split).with_parallelism(cores());
     if let Err(e) = drive_machine(&host, machine, &tx).await {
         let e = match e {
             DriveError::Kernel(e) => Error::kernel(context, e),
@@ -631,6 +640,24 @@ async fn drive_split(host: ObjectStoreHost, ctx: Arc<ReadContext>, split: DataSp
         };
         let _ = tx.tx.send(Err(e));
     }
+}
+
+/// The outcome of one work item: `Err` when it panicked (or its thread went away).
+fn work_done(
+    done: std::result::Result<Option<String>, oneshot::error::RecvError>,
+) -> std::result::Result<(), DriveError> {
+    match done {
+        Ok(None) => Ok(()),
+        Ok(Some(panic)) => Err(DriveError::Task(format!("decoding panicked: {panic}"))),
+        Err(_) => Err(DriveError::Task("a decoding task went away".into())),
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 enum DriveError {
@@ -645,7 +672,13 @@ async fn drive_machine(
     mut machine: Machine<RecordBatch>,
     tx: &Sender,
 ) -> std::result::Result<(), DriveError> {
+    // Work items handed out by the machine, running on the rayon pool.
+    let mut running: FuturesUnordered<oneshot::Receiver<Option<String>>> = FuturesUnordered::new();
     loop {
+        // Reap finished work (a panic in one is an error of the read).
+        while let Some(Some(done)) = running.next().now_or_never() {
+            work_done(done)?;
+        }
         // The step decodes and merges: CPU work, off the async workers.
         let (m, step) = tokio::task::spawn_blocking(move || {
             let step = machine.step();
@@ -665,6 +698,25 @@ async fn drive_machine(
                     return Err(DriveError::Closed);
                 }
             }
+            Step::Work(items) => {
+                for item in items {
+                    let (tx, rx) = oneshot::channel();
+                    rayon::spawn(move || {
+                        let run =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item.run()));
+                        let _ = tx.send(run.err().map(|p| panic_message(&p)));
+                    });
+                    running.push(rx);
+                }
+            }
+            Step::Wait => match running.next().await {
+                Some(done) => work_done(done)?,
+                None => {
+                    return Err(DriveError::Kernel(paimon_kernel::Error::Protocol {
+                        detail: "the read waits for CPU work, but none is running".into(),
+                    }));
+                }
+            },
             Step::Done => return Ok(()),
         }
     }

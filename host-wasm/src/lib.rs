@@ -240,6 +240,8 @@ impl Inner {
                     source::yield_to_event_loop().await;
                 }
                 Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => return Ok(out),
             }
         }

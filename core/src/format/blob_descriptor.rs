@@ -597,6 +597,8 @@ mod tests {
                         }
                     }
                     Ok(Step::Emit(b)) => return (Ok(b), ops),
+                    Ok(Step::Work(items)) => items.into_iter().for_each(|w| w.run()),
+                    Ok(Step::Wait) => {}
                     Ok(Step::Done) => unreachable!(),
                 }
             }

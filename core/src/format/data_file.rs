@@ -139,16 +139,28 @@ impl ResolvedProjection {
         path: &str,
         format: &'static str,
     ) -> Result<RecordBatch> {
+        self.apply_columns(batch.columns(), batch.num_rows(), path, format)
+    }
+
+    /// [`ResolvedProjection::apply`] over the decoded columns (in `roots` order) of a batch of
+    /// `rows` rows.
+    pub(crate) fn apply_columns(
+        &self,
+        decoded: &[arrow_array::ArrayRef],
+        rows: usize,
+        path: &str,
+        format: &'static str,
+    ) -> Result<RecordBatch> {
         let columns = self
             .reorder
             .iter()
             .map(|&i| {
-                batch.columns().get(i).cloned().ok_or_else(|| {
+                decoded.get(i).cloned().ok_or_else(|| {
                     Error::corrupt(path, format, format!("decoder returned no column #{i}"))
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options).map_err(
             |e| {
                 Error::corrupt(

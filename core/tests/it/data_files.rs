@@ -203,6 +203,8 @@ fn run_recording<T: Send + 'static>(
                 }
             }
             Step::Emit(item) => out.push(item),
+            Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+            Step::Wait => {}
             Step::Done => return (out, rounds),
         }
     }
@@ -880,4 +882,129 @@ fn file_size_beyond_the_object_is_an_error() {
         let err = store.run(machine).unwrap_err().to_string();
         assert!(err.contains("t/f"), "{table}: {err}");
     }
+}
+
+/// Drive `machine` over `store`, running [`Step::Work`] items on their own threads and
+/// joining them only when the machine waits; returns what it emitted and the work items.
+fn run_threaded<T: Send + 'static>(
+    store: &mut MemoryStore,
+    mut machine: Machine<T>,
+) -> (Vec<T>, usize) {
+    let (mut out, mut running, mut items) = (Vec::new(), std::collections::VecDeque::new(), 0);
+    loop {
+        match machine.step().unwrap() {
+            Step::NeedIo(round) => {
+                for req in round {
+                    let answer = store.answer(&req.op);
+                    machine.provide(req.id, answer).unwrap();
+                }
+            }
+            Step::Emit(item) => out.push(item),
+            Step::Work(work) => {
+                for w in work {
+                    items += 1;
+                    running.push_back(std::thread::spawn(move || w.run()));
+                }
+            }
+            Step::Wait => running.pop_front().expect("work running").join().unwrap(),
+            Step::Done => return (out, items),
+        }
+    }
+}
+
+/// With parallel work, a Parquet file is decoded as column groups on other threads, one batch
+/// ahead: the batches (sizes, values, projection order) equal those of one decoder inline.
+#[test]
+fn parquet_column_groups_decode_like_one_decoder() {
+    use arrow_array::builder::{Int32Builder, ListBuilder};
+    use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let n: i64 = 300_000;
+    let mut lists = ListBuilder::new(Int32Builder::new());
+    for i in 0..n {
+        if i % 11 == 0 {
+            lists.append_null();
+        } else {
+            for j in 0..(i % 4) {
+                lists.values().append_value((i * 31 + j) as i32);
+            }
+            lists.append(true);
+        }
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Int64, false),
+        Field::new("b", DataType::Utf8, true),
+        Field::new("c", DataType::Int64, false),
+        Field::new(
+            "d",
+            DataType::List(Arc::new(Field::new_list_field(DataType::Int32, true))),
+            true,
+        ),
+        Field::new("e", DataType::Boolean, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from_iter_values(
+                (0..n).map(|i| i.wrapping_mul(0x1E37_79B9_7F4A_7C15)),
+            )) as ArrayRef,
+            Arc::new(StringArray::from_iter((0..n).map(|i| {
+                (i % 5 != 0).then(|| format!("{:x}", i.wrapping_mul(7919)))
+            }))),
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * 3))),
+            Arc::new(lists.finish()),
+            Arc::new(BooleanArray::from_iter(
+                (0..n).map(|i| (i % 7 != 0).then_some(i % 3 == 0)),
+            )),
+        ],
+    )
+    .unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(110_000))
+        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+        .set_dictionary_enabled(false)
+        .build();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let bytes = Bytes::from(buf);
+    let size = bytes.len() as u64;
+    let projection: Vec<String> = ["e", "b", "a", "d"].iter().map(|s| s.to_string()).collect();
+    let machine = |parallelism: usize| {
+        let projection = projection.clone();
+        Machine::new("read", move |io: Io<RecordBatch>| async move {
+            let mut r =
+                DataFileReader::open(&io, "f", size, FileFormat::Parquet, Some(&projection), 4096)
+                    .await?;
+            while let Some(b) = r.next_batch(&io).await? {
+                io.emit(b);
+            }
+            Ok(())
+        })
+        .with_parallelism(parallelism)
+    };
+    let mut store = MemoryStore::new();
+    store.objects.insert("f".into(), bytes);
+    let inline = store.run(machine(1)).unwrap();
+    let (parallel, items) = run_threaded(&mut store, machine(3));
+    // 3 row groups of 110,000 / 110,000 / 80,000 rows in batches of at most 4,096.
+    let sizes: Vec<usize> = inline.iter().map(RecordBatch::num_rows).collect();
+    assert_eq!(sizes.len(), 27 + 27 + 20);
+    assert_eq!(sizes.iter().sum::<usize>(), n as usize);
+    assert_eq!(
+        parallel
+            .iter()
+            .map(RecordBatch::num_rows)
+            .collect::<Vec<_>>(),
+        sizes
+    );
+    assert_eq!(inline, parallel);
+    let all = arrow_select::concat::concat_batches(&parallel[0].schema(), &parallel).unwrap();
+    let expected = batch.project(&[4, 1, 0, 3]).unwrap();
+    assert_eq!(all.columns(), expected.columns());
+    // Three column groups (a, b, c+d+e by size), each decoding every row group in chunks
+    // of about 2 MiB: at least one work item per group and row group.
+    assert!(items >= 3 * 3, "{items} work items");
 }

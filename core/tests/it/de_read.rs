@@ -436,6 +436,8 @@ fn read_blob_cell_reads_the_blob_file_tail_and_the_one_record() {
                 }
             }
             Step::Emit(v) => got = Some(v),
+            Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+            Step::Wait => {}
             Step::Done => break,
         }
     }

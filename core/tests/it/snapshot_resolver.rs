@@ -70,6 +70,8 @@ impl Host {
                     }
                 }
                 Step::Emit(v) => out.push(v),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
                 Step::Done => break,
             }
         }

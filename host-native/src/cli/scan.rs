@@ -75,6 +75,8 @@ pub(crate) enum Format {
     Csv,
     /// Arrow IPC stream (schema first, also without rows).
     Arrow,
+    /// Only the number of rows read, one line (the batches are decoded, merged and dropped).
+    Count,
 }
 
 /// Why `scan` stopped early.
@@ -197,6 +199,7 @@ enum Writer<W: Write> {
     Jsonl(arrow_json::LineDelimitedWriter<W>),
     Csv(arrow_csv::Writer<W>),
     Table(TableWriter<W>),
+    Count(W, u64),
 }
 
 impl<W: Write> Writer<W> {
@@ -212,6 +215,7 @@ impl<W: Write> Writer<W> {
                 Writer::Csv(arrow_csv::WriterBuilder::new().with_header(true).build(out))
             }
             Format::Table => Writer::Table(TableWriter::new(out, schema)),
+            Format::Count => Writer::Count(out, 0),
         })
     }
 
@@ -221,6 +225,10 @@ impl<W: Write> Writer<W> {
             Writer::Jsonl(w) => w.write(&json_safe(batch)?),
             Writer::Csv(w) => w.write(&csv_safe(batch)?),
             Writer::Table(w) => w.write(batch),
+            Writer::Count(_, rows) => {
+                *rows += batch.num_rows() as u64;
+                Ok(())
+            }
         }
     }
 
@@ -239,6 +247,10 @@ impl<W: Write> Writer<W> {
                 out.flush()?;
             }
             Writer::Table(w) => w.finish()?,
+            Writer::Count(mut out, rows) => {
+                writeln!(out, "{rows}")?;
+                out.flush()?;
+            }
         }
         Ok(())
     }

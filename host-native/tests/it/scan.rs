@@ -338,6 +338,32 @@ fn arrow_stream_has_the_schema_even_without_rows() {
     assert_eq!(rows, expected_read("pk_dedup", "latest").len());
 }
 
+#[test]
+fn count_format_prints_the_rows_read() {
+    let expected = expected_read("pk_dedup", "latest").len();
+    assert!(expected > 0);
+    let out = stdout_ok(&["scan", &table_dir("pk_dedup"), "--format", "count"]);
+    assert_eq!(out, format!("{expected}\n"));
+    let out = stdout_ok(&[
+        "scan",
+        &table_dir("pk_dedup"),
+        "--format",
+        "count",
+        "--where",
+        "k < -1000",
+    ]);
+    assert_eq!(out, "0\n");
+    let out = stdout_ok(&[
+        "scan",
+        &table_dir("pk_dedup"),
+        "--format",
+        "count",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(out, "1\n");
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

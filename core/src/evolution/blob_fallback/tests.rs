@@ -432,6 +432,8 @@ fn only_winning_records_are_read() {
                 reads.push(this);
             }
             Step::Emit(_) => {}
+            Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+            Step::Wait => {}
             Step::Done => break,
         }
     }

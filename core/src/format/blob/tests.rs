@@ -475,6 +475,8 @@ fn run_logged<T: Send + 'static>(
                 }
             }
             Ok(Step::Emit(x)) => out.push(x),
+            Ok(Step::Work(items)) => items.into_iter().for_each(|w| w.run()),
+            Ok(Step::Wait) => {}
             Ok(Step::Done) => return (Ok(out), log),
         }
     }
