@@ -6,7 +6,10 @@
 #   CASES="1 2 3 4 5"       cases to run (1 append, 2 PK dedup, 3 partial-update + aggregation,
 #                           4 blob table: full read + one blob out of a 138 MB .blob file,
 #                           5 planning over 1,000 files / 50 snapshots)
-#   READERS=...             subset of: cat floor1 floor2 kernel kernel1c paimon pypaimon
+#   READERS=...             subset of: cat floor1 floor2 kernel kernel1c kcount ksif1 paimon
+#                           pypaimon (kernel*: Arrow IPC to /dev/null; kcount: rows counted and
+#                           batches dropped, as the paimon crate peer does; ksif1: one split
+#                           or part in flight, the low-memory setting)
 #                           (case 4's full read skips the parquet floors)
 #   BLOB_READERS=...        case 4, one blob: subset of kblob (local) kblob_http (our CLI over
 #                           HTTP Range requests to range_server.py) pyblob (pypaimon, local)
@@ -26,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 RUNS=${RUNS:-5}
 CASES=${CASES:-"1 2 3 4 5"}
-READERS=${READERS:-"cat floor1 floor2 kernel kernel1c paimon pypaimon"}
+READERS=${READERS:-"cat floor1 floor2 kernel kernel1c kcount ksif1 paimon pypaimon"}
 VENV=${VENV:-/work/venv}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/target-bench}
 BLOB_READERS=${BLOB_READERS:-"kblob kblob_http pyblob"}
@@ -93,6 +96,8 @@ cmd_for() {  # reader table
     floor2)   echo "$PEER_BIN/parquet_floor $d 2" ;;
     kernel)   echo "$BIN/paimon-kernel scan $d --format arrow --output /dev/null" ;;
     kernel1c) echo "taskset -c 0 $BIN/paimon-kernel scan $d --format arrow --output /dev/null" ;;
+    kcount)   echo "$BIN/paimon-kernel scan $d --format count" ;;
+    ksif1)    echo "$BIN/paimon-kernel scan $d --format arrow --output /dev/null --splits-in-flight 1" ;;
     kfiles)   echo "$BIN/paimon-kernel files $d --json" ;;
     paimon)   echo "$PEER_BIN/paimon_read $WH bench $2 2 stream" ;;
     pypaimon) echo "$VENV/bin/python $HERE/pypaimon_read.py $WH bench.$2 table" ;;

@@ -28,7 +28,9 @@ for r in csv.DictReader(open(sys.argv[1]), delimiter="\t"):
 NAMES = {
     "cat": "cat (read the bytes)", "floor1": "parquet decode floor, 1 thread",
     "floor2": "parquet decode floor, 2 threads", "kernel": "paimon-kernel, 2 cores",
-    "kernel1c": "paimon-kernel, pinned to 1 core", "kfiles": "paimon-kernel `files` (planning only)",
+    "kernel1c": "paimon-kernel, pinned to 1 core",
+    "kcount": "paimon-kernel, 2 cores, rows counted (`--format count`)",
+    "ksif1": "paimon-kernel, 2 cores, `--splits-in-flight 1`", "kfiles": "paimon-kernel `files` (planning only)",
     "paimon": "`paimon` crate 0.4.0, 2 threads, streaming", "pypaimon": "pypaimon 2.1.0 (to_arrow)",
     "kblob": "paimon-kernel `blob`, local", "kblob_http": "paimon-kernel `blob`, HTTP Range",
     "pyblob": "pypaimon 2.1.0, row range + to_arrow, local",
@@ -59,6 +61,8 @@ for t in order:
         ("kernel 2 cores / floor 1 thread", k2, med(t, "floor1")),
         ("kernel 2 cores / cat", k2, med(t, "cat")),
         ("`paimon` crate / kernel 2 cores (speed-up)", med(t, "paimon"), k2),
+        ("`paimon` crate / kernel counting rows (speed-up, both drop the batches)",
+         med(t, "paimon"), med(t, "kcount")),
         ("pypaimon / kernel 2 cores (speed-up)", med(t, "pypaimon"), k2),
     ]:
         if a and b:
