@@ -55,6 +55,10 @@ pub(crate) struct ScanArgs {
     /// written (default 4).
     #[arg(long, value_name = "MIB")]
     read_ahead_mib: Option<usize>,
+    /// Data files in MiB that the parts read concurrently may hold together; the first part
+    /// always runs (default 16).
+    #[arg(long, value_name = "MIB")]
+    in_flight_mib: Option<u64>,
     /// Only rows with these `_ROW_ID`s (row-tracking tables): ids and inclusive ranges,
     /// e.g. `0-9,42`.
     #[arg(long, value_name = "RANGES")]
@@ -156,6 +160,9 @@ async fn scan(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), Fail> {
     }
     if let Some(n) = args.splits_in_flight {
         scan = scan.with_splits_in_flight(n);
+    }
+    if let Some(n) = args.in_flight_mib {
+        scan = scan.with_in_flight_bytes(n.saturating_mul(1 << 20));
     }
     if let Some(n) = args.read_ahead_mib {
         scan = scan.with_read_ahead_bytes(n.saturating_mul(1 << 20));
