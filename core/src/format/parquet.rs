@@ -766,7 +766,7 @@ mod tests {
     }
 
     #[test]
-    fn column_groups_balance_compressed_bytes() {
+    fn column_groups_balance_uncompressed_bytes() {
         let m = metadata();
         // Inline: one group. Two, largest first onto the lightest group (ties: the first):
         // big | mid1, mid2 | small joins big.
