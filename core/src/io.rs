@@ -38,7 +38,7 @@
 //!   the path when it cannot reach it. Everything else is relative to the host root.
 //! * **CPU work** ([`Step::Work`]): a host that can run code on other threads declares it
 //!   with [`Machine::with_parallelism`]; the operation then hands out pieces of CPU work
-//!   ([`Io::spawn_work`]: decoding a batch of a column group, ...) as [`Work`] items instead
+//!   ([`Io::spawn_work`]: decoding a chunk of rows of a column group, ...) as [`Work`] items instead
 //!   of running them inline. The host runs every item exactly once, on any thread, and may
 //!   step the machine again right away; [`Step::Wait`] means the operation cannot go on
 //!   before one of the items handed out finished. Work never does IO. The bytes a read asks
