@@ -662,19 +662,12 @@ impl MergeReader {
         let Some(cb) = self.cursors.get_mut(w).and_then(|c| c.current.as_mut()) else {
             return Ok(());
         };
-        let window = match cb.window {
-            Some(i) => i,
-            None => {
-                push_window(
-                    &mut self.window,
-                    &mut self.window_nulls,
-                    self.value_offset,
-                    &cb.batch,
-                );
-                cb.window = Some(self.window.len() - 1);
-                self.window.len() - 1
-            }
-        };
+        let window = window_of(
+            &mut self.window,
+            &mut self.window_nulls,
+            self.value_offset,
+            cb,
+        );
         let start = cb.row;
         let kinds = &cb.kinds[start..end];
         // +I (0) and +U (2) are the bytes with no bit but bit 1 set.
@@ -718,19 +711,12 @@ impl MergeReader {
         let Some(cb) = self.cursors[w].current.as_mut() else {
             return Ok(());
         };
-        let window = match cb.window {
-            Some(i) => i,
-            None => {
-                push_window(
-                    &mut self.window,
-                    &mut self.window_nulls,
-                    self.value_offset,
-                    &cb.batch,
-                );
-                cb.window = Some(self.window.len() - 1);
-                self.window.len() - 1
-            }
-        };
+        let window = window_of(
+            &mut self.window,
+            &mut self.window_nulls,
+            self.value_offset,
+            cb,
+        );
         let k = cb.kinds[cb.row];
         let kind = RowKind::from_byte(k).ok_or_else(|| bad_kind(w, k))?;
         self.group.push(Rec {
@@ -1134,6 +1120,22 @@ fn push_window(
             .iter()
             .map(|c| c.nulls().filter(|n| n.null_count() > 0).cloned()),
     );
+}
+
+/// Index of `cb`'s batch in the window, pushing it there the first time.
+fn window_of(
+    window: &mut Vec<RecordBatch>,
+    nulls: &mut Vec<Option<NullBuffer>>,
+    value_offset: usize,
+    cb: &mut CursorBatch,
+) -> usize {
+    if let Some(i) = cb.window {
+        return i;
+    }
+    push_window(window, nulls, value_offset, &cb.batch);
+    let i = window.len() - 1;
+    cb.window = Some(i);
+    i
 }
 
 fn bad_kind(run: usize, k: i8) -> Error {
