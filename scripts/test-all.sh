@@ -58,6 +58,13 @@ for w in seed wide extra; do
     | tee -a "$CARGO_TARGET_DIR/test-output.txt"
 done
 
+step "oracle: pypaimon $(sed -n 's/^pypaimon_version=//p' scripts/install-deps.sh) reads the tables paimon-kernel wrote (write_back test of cargo test)"
+# conformance/tests/write_back.rs (run by cargo test above) wrote every corpus table again into
+# $CARGO_TARGET_DIR/write-back; pypaimon must read each with the same rows.
+"$PY" conformance/pypaimon_read_back.py "$CARGO_TARGET_DIR/write-back" 2>&1 | tee "$CARGO_TARGET_DIR/pypaimon-read-back.txt"
+grep -q '^[0-9]* passed, 0 failed$' "$CARGO_TARGET_DIR/pypaimon-read-back.txt" \
+  || { echo "pypaimon could not read what paimon-kernel wrote" >&2; exit 1; }
+
 step "browser: the inspector in headless chromium against paimon-kernel serve"
 cargo build -p paimon-native --bin paimon-kernel
 (cd host-wasm && node --test --test-concurrency=1 tests/browser/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"

@@ -1,8 +1,9 @@
 //! # paimon-conformance
 //!
-//! Recorded IO transcripts of real reads of the corpus tables (`conformance/tables`), and a
-//! replayer that runs the same core machines from a transcript alone, on any host (native
-//! `cargo test`, wasm under Node), and checks the result byte for byte.
+//! Recorded IO transcripts of real reads of the corpus tables (`conformance/tables`) and of
+//! writes of new tables, and a replayer that runs the same core machines from a transcript
+//! alone, on any host (native `cargo test`, wasm under Node), and checks the result (and every
+//! `Put` body) byte for byte.
 //!
 //! * [`format`]: the on-disk format (`case.json`, `transcript.jsonl`, `blobs/`,
 //!   `expected/`), documented in `conformance/README.md`.
@@ -13,8 +14,11 @@
 //!   an error (IO drift), and so is a result that differs from `expected/`.
 //! * [`record`]: building a transcript while a real host answers (used by `paimon-native`'s
 //!   recording host).
+//! * [`write`]: the `write` operation (create, then per commit: restore, data file `Put`s,
+//!   commit; then a read back), in steps the crash tests can cut and resume.
 //! * [`faults`]: a scripted host that perturbs the answers (reordering, expired snapshots,
-//!   truncated bodies, transient errors, unsupported listing, oversized ranges).
+//!   truncated bodies, transient errors, unsupported listing, oversized ranges; for writes,
+//!   a failed or lost `Put` and a crash after a `Put`).
 //!
 //! Rows are rendered with [`paimon_kernel::canonical`] (the corpus' canonical JSON).
 
@@ -26,6 +30,7 @@ pub mod format;
 pub mod operation;
 pub mod record;
 pub mod replay;
+pub mod write;
 
 pub use format::{Case, Transcript};
 pub use operation::{Driver, Operation, Outcome, run_operation};

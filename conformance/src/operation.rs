@@ -1,5 +1,6 @@
 //! What a case runs: an [`Operation`] is a fixed sequence of core machines, each driven by a
-//! [`Driver`] under a label (`plan`, `split-0`, `split-1`...). The sequence depends only on
+//! [`Driver`] under a label (`plan`, `split-0`, `split-1`...; `create`, `restore-0`,
+//! `write-0`, `commit-0`... for writes). The sequence depends only on
 //! the operation and on what earlier machines emitted, never on host scheduling: a host that
 //! reads splits in parallel records the same sections as one that reads them in turn.
 
@@ -19,6 +20,8 @@ use paimon_kernel::scan::{Plan, ScanRequest, plan_scan};
 use paimon_kernel::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use crate::write::{CommitSpec, CreateSpec, run_write};
 
 /// An operation of a case with its parameters (`case.json` `operation`).
 ///
@@ -76,6 +79,17 @@ pub enum Operation {
         /// Rows per batch (0: the core's default).
         #[serde(default)]
         batch_size: usize,
+    },
+    /// Create a table (when `create` is given), write and commit rows (one write and commit
+    /// per entry of `commits`), then read the table back. Sections: `create`; per commit `i`
+    /// `restore-i`, `write-i`, `commit-i`; then `snapshots`, `plan`, `split-<n>` (see
+    /// [`crate::write`]).
+    Write {
+        /// The table to create first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        create: Option<CreateSpec>,
+        /// The writes and commits, in order.
+        commits: Vec<CommitSpec>,
     },
 }
 
@@ -137,7 +151,7 @@ fn scan_request(
     request
 }
 
-fn one<T>(mut items: Vec<T>, label: &str) -> Result<T> {
+pub(crate) fn one<T>(mut items: Vec<T>, label: &str) -> Result<T> {
     match (items.pop(), items.is_empty()) {
         (Some(item), true) => Ok(item),
         _ => Err(Error::Protocol {
@@ -146,14 +160,14 @@ fn one<T>(mut items: Vec<T>, label: &str) -> Result<T> {
     }
 }
 
-fn pretty(value: &Value) -> Result<String> {
+pub(crate) fn pretty(value: &Value) -> Result<String> {
     let mut s = serde_json::to_string_pretty(value)
         .map_err(|e| Error::invalid(format!("cannot render the result: {e}")))?;
     s.push('\n');
     Ok(s)
 }
 
-fn to_value<S: Serialize>(v: &S) -> Result<Value> {
+pub(crate) fn to_value<S: Serialize>(v: &S) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| Error::invalid(format!("cannot render the result: {e}")))
 }
 
@@ -228,55 +242,67 @@ pub async fn run_operation<D: Driver>(driver: &mut D, op: &Operation) -> Result<
                 arrow: None,
             })
         }
-        Operation::Scan {
-            snapshot_id,
-            tag,
-            options,
-            columns,
-            filter,
-            limit,
-            batch_size,
-        } => {
-            let filter = filter.as_deref().map(Predicate::parse).transpose()?;
-            let plan =
-                run_plan(driver, scan_request(*snapshot_id, tag.as_deref(), options)).await?;
-            let ctx = Arc::new(ReadContext::try_new(
-                &plan,
-                columns.as_deref(),
-                filter.as_ref(),
-                *limit,
-                *batch_size,
-            )?);
-            let mut batches: Vec<RecordBatch> = Vec::new();
-            let mut rows: u64 = 0;
-            for (i, split) in plan.splits.iter().enumerate() {
-                if limit.is_some_and(|l| rows >= l) {
-                    break;
-                }
-                let label = format!("split-{i}");
-                let got = driver
-                    .drive(&label, read_split(Arc::clone(&ctx), split.clone()))
-                    .await?;
-                for batch in got {
-                    let take = match limit {
-                        Some(l) => (l - rows).min(batch.num_rows() as u64),
-                        None => batch.num_rows() as u64,
-                    };
-                    if take == 0 {
-                        break;
-                    }
-                    let batch = if take < batch.num_rows() as u64 {
-                        batch.slice(0, take as usize)
-                    } else {
-                        batch
-                    };
-                    rows += take;
-                    batches.push(batch);
-                }
+        Operation::Scan { .. } => run_scan(driver, op).await,
+        Operation::Write { create, commits } => run_write(driver, create.as_ref(), commits).await,
+    }
+}
+
+/// Run a [`Operation::Scan`] (sections `plan`, `split-<n>`); any other operation is an
+/// [`Error::Invalid`].
+///
+/// # Errors
+/// As [`run_operation`].
+pub async fn run_scan<D: Driver>(driver: &mut D, op: &Operation) -> Result<Outcome> {
+    let Operation::Scan {
+        snapshot_id,
+        tag,
+        options,
+        columns,
+        filter,
+        limit,
+        batch_size,
+    } = op
+    else {
+        return Err(Error::invalid("run_scan needs a scan operation"));
+    };
+    let filter = filter.as_deref().map(Predicate::parse).transpose()?;
+    let plan =
+        run_plan(driver, scan_request(*snapshot_id, tag.as_deref(), options)).await?;
+    let ctx = Arc::new(ReadContext::try_new(
+        &plan,
+        columns.as_deref(),
+        filter.as_ref(),
+        *limit,
+        *batch_size,
+    )?);
+    let mut batches: Vec<RecordBatch> = Vec::new();
+    let mut rows: u64 = 0;
+    for (i, split) in plan.splits.iter().enumerate() {
+        if limit.is_some_and(|l| rows >= l) {
+            break;
+        }
+        let label = format!("split-{i}");
+        let got = driver
+            .drive(&label, read_split(Arc::clone(&ctx), split.clone()))
+            .await?;
+        for batch in got {
+            let take = match limit {
+                Some(l) => (l - rows).min(batch.num_rows() as u64),
+                None => batch.num_rows() as u64,
+            };
+            if take == 0 {
+                break;
             }
-            scan_outcome(&ctx.output_schema, &batches)
+            let batch = if take < batch.num_rows() as u64 {
+                batch.slice(0, take as usize)
+            } else {
+                batch
+            };
+            rows += take;
+            batches.push(batch);
         }
     }
+    scan_outcome(&ctx.output_schema, &batches)
 }
 
 async fn run_plan<D: Driver>(driver: &mut D, request: ScanRequest) -> Result<Plan> {

@@ -48,6 +48,8 @@ use crate::spec::binary_row::{civil_from_days, decimal_to_plain_string};
 use crate::util::hex;
 use crate::{Error, Result};
 
+pub mod parse;
+
 /// Every row of `batch` as a JSON object keyed by column name, in column order.
 ///
 /// # Errors

@@ -54,6 +54,15 @@ pub enum Error {
         detail: String,
     },
 
+    /// A commit conflicts with the table as it is now (a file to delete is no longer live, a
+    /// file is added twice, key ranges of one LSM level overlap, the bucket count of a
+    /// partition changed...). Retrying the same commit cannot succeed; nothing was published.
+    #[error("commit conflict: {detail}")]
+    CommitConflict {
+        /// What conflicts, naming the files or partitions.
+        detail: String,
+    },
+
     /// An Arrow kernel failed.
     #[error("arrow error{}: {source}", if context.is_empty() { String::new() } else { format!(" in {context}") })]
     Arrow {

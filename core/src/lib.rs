@@ -14,6 +14,8 @@
 //! * [`predicate`]: the `--where` filter: parsing, binding, partition/stats pruning, row
 //!   filtering.
 //! * [`scan`]: resolving the snapshot to read (latest, snapshot id, tag, timestamp).
+//! * [`write`]: writers: rows to data files and commit messages.
+//! * [`commit`]: commit messages to a new snapshot (manifests, manifest list, snapshot).
 //! * [`canonical`]: Arrow values as the conformance corpus' canonical JSON (tests, the wasm
 //!   host's JSON rows).
 
@@ -21,6 +23,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod canonical;
+pub mod commit;
 pub mod error;
 pub mod evolution;
 pub mod format;
@@ -32,5 +35,6 @@ pub mod scan;
 pub mod spec;
 pub mod types;
 pub mod util;
+pub mod write;
 
 pub use error::{Error, Result};

@@ -45,9 +45,11 @@ pub mod recording;
 pub mod scan;
 pub mod system;
 pub mod table;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use host::{HostOptions, HostStats, ObjectStoreHost};
 pub use location::{StoreKind, TableLocation};
 pub use scan::{Filter, ReadOptions, RecordBatchStream};
 pub use table::{DataFiles, Table, TableScan};
+pub use write::{TableCommit, TableWriter};

@@ -7,6 +7,9 @@
 //! paimon-kernel files     TABLE [--snapshot N|--tag T] live data files ($files)
 //! paimon-kernel manifests TABLE [--snapshot N|--tag T] manifest files of a snapshot
 //! paimon-kernel tags      TABLE                       tags and their snapshots
+//! paimon-kernel create    TABLE --schema FILE         create a table (Paimon schema JSON)
+//! paimon-kernel write     TABLE --input FILE|- [--format arrow|parquet|csv|jsonl]
+//!                         [--overwrite [--partition k=v,...]]   write rows, one commit
 //! paimon-kernel scan      TABLE [--snapshot N|--tag T|--timestamp-millis T] [--columns a,b]
 //!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow|count]
 //!                         [--output FILE] [--batch-size N]      read rows
@@ -64,6 +67,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Write the bytes of one blob (by `_ROW_ID` and column) using ranged reads only.
     Blob(cli::blob::BlobArgs),
+    /// Create a table from Paimon's schema JSON.
+    Create(cli::write::CreateArgs),
+    /// Write rows (Arrow IPC, Parquet, CSV or JSON lines) and commit them as one snapshot.
+    Write(cli::write::WriteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +156,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             return Ok(());
         }
         Command::Serve(a) => return serve::run(a).await,
+        Command::Create(a) => return cli::write::create(a, json).await,
+        Command::Write(a) => return cli::write::write(a, json).await,
         other => other,
     };
     let location = match &command {
@@ -157,7 +166,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Snapshots(a) | Command::Tags(a) => &a.table,
         // Handled above.
-        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => {
+        Command::Scan(_)
+        | Command::Record(_)
+        | Command::Serve(_)
+        | Command::Blob(_)
+        | Command::Create(_)
+        | Command::Write(_) => {
             return Ok(());
         }
     };
@@ -171,7 +185,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Tags(_) => cli::tags(&table, json).await,
-        Command::Scan(_) | Command::Record(_) | Command::Serve(_) | Command::Blob(_) => {
+        Command::Scan(_)
+        | Command::Record(_)
+        | Command::Serve(_)
+        | Command::Blob(_)
+        | Command::Create(_)
+        | Command::Write(_) => {
             return Ok(());
         }
     };

@@ -9,7 +9,7 @@ use paimon_kernel::io::{Io, Machine};
 use paimon_kernel::scan::planner::{read_data_manifests, read_live_entries};
 use paimon_kernel::scan::snapshot_resolver::{
     TimeTravel, latest_schema_id, latest_snapshot_id, list_snapshots, list_tags,
-    read_latest_schema, read_schema, resolve_snapshot,
+    read_latest_schema, read_schema, read_schemas_for, resolve_snapshot,
 };
 use paimon_kernel::spec::manifest::ManifestEntry;
 use paimon_kernel::spec::manifest_list::ManifestFileMeta;
@@ -47,7 +47,8 @@ pub struct Table {
 pub struct DataFiles {
     /// The snapshot read.
     pub snapshot: Snapshot,
-    /// The schema of that snapshot (`schemaId`).
+    /// The read schema: the latest schema for the latest snapshot, the snapshot's own
+    /// (`schemaId`) for time travel.
     pub schema: TableSchema,
     /// Every schema a data file refers to, by id (includes `schema`).
     pub schemas: BTreeMap<i64, TableSchema>,
@@ -246,8 +247,10 @@ impl TableScan {
         &self.travel
     }
 
-    /// The snapshot this scan reads and its schema; `None` when reading the latest snapshot
-    /// of a table that has none.
+    /// The snapshot this scan reads and the schema it reads with: the table's latest schema
+    /// for a read of the latest snapshot, the snapshot's own schema for time travel (as Java;
+    /// see [`read_schemas_for`]). `None` when reading the latest snapshot of a table that has
+    /// none.
     ///
     /// # Errors
     /// [`Error::Kernel`]: an unknown snapshot id or tag (`Invalid`), a missing or corrupt
@@ -262,8 +265,8 @@ impl TableScan {
                     let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
                         return Ok(None);
                     };
-                    let schema = read_schema(&io, snapshot.schema_id).await?;
-                    Ok(Some((snapshot, schema)))
+                    let schemas = read_schemas_for(&io, &travel, &snapshot).await?;
+                    Ok(Some((snapshot, schemas.read)))
                 },
             )
             .await
@@ -286,11 +289,11 @@ impl TableScan {
                     let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
                         return Ok(None);
                     };
-                    let (schema, manifests) = futures::try_join!(
-                        read_schema(&io, snapshot.schema_id),
+                    let (schemas, manifests) = futures::try_join!(
+                        read_schemas_for(&io, &travel, &snapshot),
                         read_data_manifests(&io, &snapshot)
                     )?;
-                    Ok(Some((snapshot, schema, manifests)))
+                    Ok(Some((snapshot, schemas.read, manifests)))
                 },
             )
             .await
@@ -324,17 +327,21 @@ impl TableScan {
                     let Some(snapshot) = resolve_snapshot(&io, &travel).await? else {
                         return Ok(None);
                     };
-                    let (schema, entries) = futures::try_join!(
-                        read_schema(&io, snapshot.schema_id),
+                    let (read, entries) = futures::try_join!(
+                        read_schemas_for(&io, &travel, &snapshot),
                         read_live_entries(&io, &snapshot)
                     )?;
+                    let schema = read.read;
                     let mut ids: Vec<i64> = entries.iter().map(|e| e.file.schema_id).collect();
                     ids.sort_unstable();
                     ids.dedup();
-                    ids.retain(|id| *id != schema.id);
+                    ids.retain(|id| *id != schema.id && *id != read.snapshot.id);
                     let others = try_join_all(ids.iter().map(|id| read_schema(&io, *id))).await?;
                     let mut schemas: BTreeMap<i64, TableSchema> =
                         others.into_iter().map(|s| (s.id, s)).collect();
+                    if entries.iter().any(|e| e.file.schema_id == read.snapshot.id) {
+                        schemas.insert(read.snapshot.id, read.snapshot);
+                    }
                     schemas.insert(schema.id, schema.clone());
                     Ok(Some(DataFiles {
                         snapshot,

@@ -4,7 +4,8 @@
 //! AppendOnlyFileStoreScan}`, `org.apache.paimon.table.source.snapshot.SnapshotReaderImpl`,
 //! `org.apache.paimon.table.source.AbstractBatchTableScan`.
 //!
-//! Rounds of IO, in order: snapshot resolution (see [`super::snapshot_resolver`]); base and
+//! Rounds of IO, in order: snapshot resolution and the read schema (see
+//! [`super::snapshot_resolver::resolve_read`]); base and
 //! delta manifest lists (one round); every manifest (one round); the index manifest when
 //! deletion vectors are on; the schemas of files written under other schema ids (one round).
 
@@ -184,7 +185,9 @@ impl ScanRequest {
 pub struct Plan {
     /// The snapshot read; `None` for a table without snapshots (no splits).
     pub snapshot: Option<Snapshot>,
-    /// The schema of that snapshot: the read schema.
+    /// The read schema: the table's latest schema for a read of the latest snapshot, the
+    /// snapshot's schema for time travel (see
+    /// [`read_schemas_for`](super::snapshot_resolver::read_schemas_for)).
     pub schema: TableSchema,
     /// The effective options (schema options plus the request's overrides).
     pub options: BTreeMap<String, String>,
@@ -206,9 +209,17 @@ pub struct Plan {
 /// snapshot/tag.
 pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     let travel = CoreOptions::new(request.options.clone());
-    let resolved = super::snapshot_resolver::resolve(io, &travel).await?;
+    let resolved = super::snapshot_resolver::resolve_read(io, &travel).await?;
+    let mut schemas = BTreeMap::new();
+    // The snapshot's own schema when the read uses a newer one (reused if files need it).
+    let mut snapshot_schema = None;
     let (snapshot, schema) = match resolved {
-        Some((snapshot, schema)) => (Some(snapshot), schema),
+        Some((snapshot, read)) => {
+            if read.snapshot.id != read.read.id {
+                snapshot_schema = Some(read.snapshot);
+            }
+            (Some(snapshot), read.read)
+        }
         None => match super::snapshot_resolver::read_latest_schema(io).await? {
             Some(schema) => (None, schema),
             None => {
@@ -230,7 +241,6 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         Some(r) => Some(RowRangeIndex::new(r)),
         None => None,
     };
-    let mut schemas = BTreeMap::new();
     let Some(snapshot) = snapshot else {
         schemas.insert(schema.id, schema.clone());
         return Ok(Plan {
@@ -387,6 +397,13 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
 
     // Schemas of the files.
     schemas.insert(schema.id, schema.clone());
+    if let Some(s) = snapshot_schema
+        && splits
+            .iter()
+            .any(|sp| sp.data_files.iter().any(|f| f.schema_id == s.id))
+    {
+        schemas.insert(s.id, s);
+    }
     let mut missing: Vec<i64> = splits
         .iter()
         .flat_map(|s| s.data_files.iter().map(|f| f.schema_id))

@@ -278,6 +278,67 @@ pub async fn read_latest_schema<T>(io: &Io<T>) -> Result<Option<TableSchema>> {
     }
 }
 
+/// The schemas of a read of one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadSchemas {
+    /// The schema rows are read with (columns, keys, options): the table's latest schema for
+    /// a read of the latest snapshot, the snapshot's own schema for time travel.
+    pub read: TableSchema,
+    /// The snapshot's own schema (`schemaId`); equal to `read` unless the table was altered
+    /// after the snapshot was committed.
+    pub snapshot: TableSchema,
+}
+
+/// The schemas a read of `snapshot` asked for by `travel` uses.
+///
+/// Java opens a table with its latest schema (`FileStoreTableFactory` reads
+/// `SchemaManager.latest`) and switches to the snapshot's schema only when a time-travel
+/// option is set (`AbstractFileStoreTable#tryTimeTravel`). So:
+///
+/// * [`TimeTravel::Latest`]: one round `Read schema/schema-<s>` + `Head schema/schema-<s+1>`
+///   (`s` = the snapshot's `schemaId`). NotFound means schema `s` is the latest (schema ids
+///   are contiguous); otherwise the latest id is found from `s+1` (a `List schema/`, or
+///   `Head` probes when listing is `Unsupported`) and that schema is read too.
+/// * time travel: `Read schema/schema-<s>`; `read` is the snapshot's schema. (Java also
+///   overlays the latest schema's options on it; that is not done here.)
+///
+/// # Errors
+/// [`Error::Io`] NotFound / [`Error::Corrupt`] for a missing or bad schema file.
+pub async fn read_schemas_for<T>(
+    io: &Io<T>,
+    travel: &TimeTravel,
+    snapshot: &Snapshot,
+) -> Result<ReadSchemas> {
+    let id = snapshot.schema_id;
+    if *travel != TimeTravel::Latest {
+        let schema = read_schema(io, id).await?;
+        return Ok(ReadSchemas {
+            read: schema.clone(),
+            snapshot: schema,
+        });
+    }
+    let newer_id = id.saturating_add(1);
+    let (own, newer) = futures_util::future::try_join(
+        read_schema(io, id),
+        exists(io, &schema_path(newer_id)),
+    )
+    .await?;
+    if !newer {
+        return Ok(ReadSchemas {
+            read: own.clone(),
+            snapshot: own,
+        });
+    }
+    let latest_id = match list_ids(io, "schema/", "schema-").await? {
+        Some(ids) => ids.last().copied().unwrap_or(newer_id).max(newer_id),
+        None => probe_last_existing(io, newer_id, Numbered::Schema).await?,
+    };
+    Ok(ReadSchemas {
+        read: read_schema(io, latest_id).await?,
+        snapshot: own,
+    })
+}
+
 /// Read tag `name` (`tag/tag-<name>`); `Ok(None)` when it does not exist.
 ///
 /// Source: Java `TagManager.get`.
@@ -594,18 +655,32 @@ pub async fn resolve_snapshot<T>(io: &Io<T>, travel: &TimeTravel) -> Result<Opti
 }
 
 /// Resolve the snapshot a read with `options` sees (`scan.snapshot-id`, `scan.tag-name`,
-/// `scan.timestamp-millis`, `scan.version`, or the latest), and the schema of **that**
-/// snapshot (`schemaId`), as Java's time travel switches the table to the snapshot's schema.
+/// `scan.timestamp-millis`, `scan.version`, or the latest) and the schema the read uses: the
+/// table's **latest** schema for a plain read, the snapshot's own schema (`schemaId`) for time
+/// travel, as Java (see [`read_schemas_for`]).
 ///
 /// Returns `Ok(None)` for a table that exists (has a schema) but has no snapshot yet.
 ///
 /// # Errors
 /// [`Error::Invalid`] "no Paimon table" when there is neither a snapshot nor a schema file;
-/// otherwise as [`TimeTravel::from_options`], [`resolve_snapshot`] and [`read_schema`].
+/// otherwise as [`TimeTravel::from_options`], [`resolve_snapshot`] and [`read_schemas_for`].
 pub async fn resolve<T>(
     io: &Io<T>,
     options: &CoreOptions,
 ) -> Result<Option<(Snapshot, TableSchema)>> {
+    Ok(resolve_read(io, options)
+        .await?
+        .map(|(snapshot, schemas)| (snapshot, schemas.read)))
+}
+
+/// [`resolve`], also returning the snapshot's own schema (see [`ReadSchemas`]).
+///
+/// # Errors
+/// As [`resolve`].
+pub async fn resolve_read<T>(
+    io: &Io<T>,
+    options: &CoreOptions,
+) -> Result<Option<(Snapshot, ReadSchemas)>> {
     let travel = TimeTravel::from_options(options)?;
     let Some(snapshot) = resolve_snapshot(io, &travel).await? else {
         if latest_schema_id(io).await?.is_none() {
@@ -615,8 +690,8 @@ pub async fn resolve<T>(
         }
         return Ok(None);
     };
-    let schema = read_schema(io, snapshot.schema_id).await?;
-    Ok(Some((snapshot, schema)))
+    let schemas = read_schemas_for(io, &travel, &snapshot).await?;
+    Ok(Some((snapshot, schemas)))
 }
 
 /// A machine running [`resolve`] with `options`; it emits one value.

@@ -16,3 +16,5 @@ mod predicate_types;
 mod read_rows;
 mod scan_planner;
 mod snapshot_resolver;
+mod write_bucket;
+mod write_stats;

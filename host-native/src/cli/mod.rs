@@ -10,7 +10,9 @@ use paimon_native::{Error, Result, Table, TableScan};
 use serde_json::{Value, json};
 
 pub(crate) mod blob;
+pub(crate) mod input;
 pub(crate) mod scan;
+pub(crate) mod write;
 mod text_table;
 
 use text_table::{TextTable, render_pairs};

@@ -7,3 +7,4 @@ mod cli_blob;
 mod http;
 mod scan;
 mod table;
+mod write;

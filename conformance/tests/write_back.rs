@@ -1,0 +1,181 @@
+//! The write acceptance check: every table of the corpus is written again by paimon-kernel and
+//! must read back with the corpus' expected rows.
+//!
+//! For each table of the warehouse (`conformance/tables`, or `$PAIMON_WAREHOUSE`): `create` a
+//! new table with the latest schema of the original (fields, keys, options), `write` the rows
+//! of its latest expected read as JSONL (canonical values), then `scan` the new table and
+//! compare with those rows. Tables whose kind the writers do not support yet must fail with an
+//! error that says "unsupported", and are listed in `conformance/pending-writes.txt` with the
+//! reason; any other failure fails the test.
+//!
+//! The written tables land in `$PAIMON_WRITE_BACK_OUT` (default
+//! `$CARGO_TARGET_DIR/write-back`, else a temporary directory) as a warehouse of the corpus
+//! layout: `corpus.db/<table>/` plus `<table>.expected.json` with the rows, so that
+//! `conformance/pypaimon_read_back.py OUT` can check that pypaimon reads them the same.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arrow_ipc::reader::StreamReader;
+use serde_json::{Value, json};
+
+use paimon_kernel::canonical;
+use support::{binary, check_rows, warehouse, warehouse_tables};
+
+/// `(table-name prefix, reason)` of `conformance/pending-writes.txt`.
+fn pending_writes() -> Vec<(String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("pending-writes.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(p, why)| (p.trim().to_string(), why.trim().to_string()))
+        .collect()
+}
+
+fn out_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("PAIMON_WRITE_BACK_OUT") {
+        return PathBuf::from(d);
+    }
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(t).join("write-back");
+    }
+    std::env::temp_dir().join(format!("paimon-write-back-{}", std::process::id()))
+}
+
+fn run(args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = Command::new(binary())
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary().display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(out.stdout)
+}
+
+/// The create JSON of the original table's latest schema.
+fn create_json(table_dir: &Path) -> Value {
+    let mut ids: Vec<i64> = std::fs::read_dir(table_dir.join("schema"))
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .strip_prefix("schema-")
+                .and_then(|s| s.parse().ok())
+        })
+        .collect();
+    ids.sort_unstable();
+    let latest = ids.last().unwrap();
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(table_dir.join(format!("schema/schema-{latest}"))).unwrap(),
+    )
+    .unwrap();
+    json!({
+        "fields": schema["fields"],
+        "partitionKeys": schema["partitionKeys"],
+        "primaryKeys": schema["primaryKeys"],
+        "options": schema["options"],
+        "comment": schema["comment"],
+    })
+}
+
+/// Write one table again; `Ok(Some(reason))` when it is pending and failed as unsupported.
+fn write_back(
+    name: &str,
+    src: &Path,
+    expected: &Value,
+    out: &Path,
+    pending: Option<&String>,
+) -> Result<Option<String>, String> {
+    let dest = out.join("corpus.db").join(name);
+    let _ = std::fs::remove_dir_all(&dest);
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    let schema_file = out.join(format!("{name}.schema.json"));
+    std::fs::write(&schema_file, create_json(src).to_string()).unwrap();
+    let rows: Vec<Value> = expected["rows"].as_array().cloned().unwrap_or_default();
+    let input = out.join(format!("{name}.rows.jsonl"));
+    let mut text = String::new();
+    for r in &rows {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&input, text).unwrap();
+    let dest_s = dest.to_str().unwrap();
+    let attempt = run(&["create", dest_s, "--schema", schema_file.to_str().unwrap()])
+        .and_then(|_| run(&["write", dest_s, "--input", input.to_str().unwrap()]));
+    match (attempt, pending) {
+        (Err(e), Some(why)) if e.to_lowercase().contains("unsupported") => {
+            return Ok(Some(format!("{why} ({e})")));
+        }
+        (Err(e), _) => return Err(format!("{name}: writing failed: {e}")),
+        (Ok(_), Some(why)) => {
+            return Err(format!(
+                "{name}: listed in pending-writes.txt ({why}) but the write succeeded: \
+                 remove the line"
+            ));
+        }
+        (Ok(_), None) => {}
+    }
+    let stdout = run(&["scan", dest_s, "--format", "arrow"])
+        .map_err(|e| format!("{name}: reading back failed: {e}"))?;
+    let reader = StreamReader::try_new(std::io::Cursor::new(stdout), None).unwrap();
+    let mut got = Vec::new();
+    for b in reader {
+        got.extend(canonical::rows(&b.unwrap()).unwrap());
+    }
+    check_rows(name, "write-back", &got, &rows)?;
+    let mut exp = json!({
+        "format_version": 1,
+        "table": name,
+        "database": "corpus",
+        "path": format!("corpus.db/{name}"),
+        "sort_key": expected["sort_key"],
+        "rows": rows,
+    });
+    exp["row_count"] = json!(got.len());
+    std::fs::write(
+        out.join(format!("{name}.expected.json")),
+        serde_json::to_string_pretty(&exp).unwrap(),
+    )
+    .unwrap();
+    Ok(None)
+}
+
+#[test]
+fn every_corpus_table_written_again_reads_back_the_same() {
+    let wh = warehouse();
+    let out = out_dir();
+    // A fresh directory: no table of an earlier run may be read back by the pypaimon check.
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let pending = pending_writes();
+    let mut failures = Vec::new();
+    let (mut passed, mut skipped) = (0, 0);
+    for t in warehouse_tables(&wh) {
+        let why = pending
+            .iter()
+            .find(|(p, _)| t.name.starts_with(p.as_str()))
+            .map(|(_, w)| w);
+        match write_back(&t.name, &t.dir, &t.expected, &out, why) {
+            Ok(None) => passed += 1,
+            Ok(Some(reason)) => {
+                skipped += 1;
+                println!("pending write {}: {reason}", t.name);
+            }
+            Err(e) => failures.push(e),
+        }
+    }
+    println!(
+        "write-back: {passed} tables written and read back, {skipped} pending, {} failed (out: {})",
+        failures.len(),
+        out.display()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(passed > 0, "no table was written");
+}

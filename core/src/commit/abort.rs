@@ -1,0 +1,103 @@
+//! Aborting: deleting the files of commit messages that will not be committed.
+//!
+//! Source: Java `FileStoreCommitImpl#abort`. Deletes, in one round of `Delete` requests (a
+//! missing file is fine, other failures are ignored: this is cleanup), for every message:
+//! the new data files and their extra files, the changelog files, the compaction outputs and
+//! their extra files, and the new index files of writes and compactions. Unlike Java, a
+//! compaction output that is also one of the message's compaction inputs (a file upgraded to
+//! another level keeps its name) is not deleted: it is a live file of the table.
+
+use std::collections::BTreeSet;
+
+use futures_util::future::join_all;
+
+use crate::error::Result;
+use crate::io::{Io, Machine};
+use crate::scan::planner::INDEX_DIR;
+use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::spec::{DataField, DataFileMeta, TableSchema};
+
+use super::message::CommitMessage;
+
+/// A machine running [`abort`]; it emits nothing.
+pub fn abort_machine(schema: TableSchema, messages: Vec<CommitMessage>) -> Machine<()> {
+    Machine::new("CommitAbort", move |io: Io<()>| async move {
+        abort(&io, &schema, &messages).await
+    })
+}
+
+/// The paths [`abort`] deletes, in order, without duplicates.
+///
+/// # Errors
+/// [`crate::Error::Invalid`] / [`crate::Error::Corrupt`] when a partition does not decode
+/// with the schema's partition keys or an option is invalid.
+pub fn abort_paths(schema: &TableSchema, messages: &[CommitMessage]) -> Result<Vec<String>> {
+    let options = schema.core_options();
+    let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
+    let naming = PartitionNaming {
+        default_name: options.partition_default_name().to_string(),
+        legacy_name: options.partition_legacy_name()?,
+    };
+    let data_root = options
+        .data_file_path_directory()
+        .map(|d| d.trim_end_matches('/').to_string())
+        .unwrap_or_default();
+    let index_in_bucket = options.index_file_in_data_file_dir()?;
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut push = |p: String| {
+        if seen.insert(p.clone()) {
+            out.push(p);
+        }
+    };
+    for m in messages {
+        let bucket_dir = bucket_path(
+            &data_root,
+            &partition_path(&keys, &m.partition, &naming)?,
+            m.bucket,
+        );
+        let d = &m.data_increment;
+        let c = &m.compact_increment;
+        let inputs: BTreeSet<&str> = c
+            .compact_before
+            .iter()
+            .map(|f| f.file_name.as_str())
+            .collect();
+        let files: Vec<&DataFileMeta> = d
+            .new_files
+            .iter()
+            .chain(&d.changelog_files)
+            .chain(
+                c.compact_after
+                    .iter()
+                    .filter(|f| !inputs.contains(f.file_name.as_str())),
+            )
+            .chain(&c.changelog_files)
+            .collect();
+        for f in files {
+            push(f.path_in_bucket(&bucket_dir));
+            for extra in f.extra_file_paths(&bucket_dir) {
+                push(extra);
+            }
+        }
+        let index_dir = if index_in_bucket {
+            bucket_dir.as_str()
+        } else {
+            INDEX_DIR
+        };
+        for f in d.new_index_files.iter().chain(&c.new_index_files) {
+            push(f.path_in(index_dir));
+        }
+    }
+    Ok(out)
+}
+
+/// Delete the files `messages` added (see the module docs).
+///
+/// # Errors
+/// As [`abort_paths`]; delete failures are ignored.
+pub async fn abort<T>(io: &Io<T>, schema: &TableSchema, messages: &[CommitMessage]) -> Result<()> {
+    let paths = abort_paths(schema, messages)?;
+    let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! Committing: commit messages from writers and compaction tasks become new snapshots.
+//!
+//! See `DESIGN.md` ("The flow of one write, commit and compaction"). The commit is a
+//! [`crate::io::Machine`] like the reads ([`commit_machine`]): it reads the latest snapshot,
+//! checks conflicts, writes manifests, manifest lists and the index manifest with create-new
+//! `Put`s, and publishes `snapshot/snapshot-N` with a create-new `Put`, retrying on a new
+//! base when another committer wins. [`abort_machine`] deletes the files of messages that
+//! will not be committed.
+//!
+//! * [`message`]: the commit messages (serde values).
+//! * [`changes`]: messages to manifest entries; partition filters; Java `HashMap` orders.
+//! * [`conflict`]: conflict detection against the latest snapshot.
+//! * [`row_tracking`]: row ids and sequence numbers of row-tracking tables.
+//! * [`merger`]: merging the previous manifests into the next base manifest list.
+//! * [`committer`]: the commit itself (idempotence, retries, publishing).
+//! * [`mod@abort`]: deleting the files of uncommitted messages.
+
+pub mod abort;
+pub mod changes;
+pub mod committer;
+pub mod conflict;
+pub mod merger;
+pub mod message;
+pub(crate) mod meta_writer;
+pub mod row_tracking;
+
+#[cfg(test)]
+mod tests;
+
+pub use abort::{abort, abort_machine};
+pub use committer::{CommitMode, CommitOptions, CommitOutcome, commit, commit_machine};
+pub use message::{CommitMessage, CompactIncrement, DataIncrement};

@@ -1,0 +1,735 @@
+//! ORC data files, written with orc-rust's Arrow writer and given Java's schema details.
+//!
+//! orc-rust 0.9 writes flat files of primitive columns only, so this encoder supports exactly
+//! those Paimon types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, CHAR, VARCHAR,
+//! STRING, BINARY/VARBINARY, DATE, TIME (as `int` millis of day, like Java), TIMESTAMP
+//! (`timestamp`, writer time zone UTC) and TIMESTAMP_LTZ (`timestamp with local time zone`).
+//! DECIMAL, ARRAY, MAP, MULTISET, ROW, VECTOR, VARIANT and BLOB are
+//! [`Error::Unsupported`].
+//!
+//! Values as Java's ORC writer stores them: CHAR(n) right-padded with spaces to n characters
+//! (and cut to n), VARCHAR(n) cut to n characters, TIME as millis of day.
+//!
+//! Each stripe is encoded by orc-rust into a one-stripe file and moved into this file (an
+//! orc-rust writer is not `Send`, so none is kept between calls); the footer is written here from
+//! orc-rust's, with what Java's `OrcTypeUtil.convertToOrcSchema` puts there: the attribute
+//! `paimon.id` = field id on every column type, and `char(n)` / `varchar(n)` kinds for CHAR and
+//! VARCHAR (STRING stays `string`). The footer is stored in uncompressed ("original") ORC
+//! chunks, which every reader accepts whatever the file codec.
+//!
+//! Options (Java `OrcFileFormat` / `OrcWriterFactory`, ORC defaults):
+//!
+//! | option | default | effect |
+//! |---|---|---|
+//! | `file.compression` (or the explicit compression) | `zstd` | codec: `none`, `zlib`, `snappy`, `lz4`, `zstd` (`lzo`: unsupported); `orc.compress` wins |
+//! | `orc.compress.size` | 262144 | compression chunk size |
+//! | `file.block-size`, else `orc.stripe.size` | 64 MiB | a stripe is closed once the raw size of its rows reaches it |
+//! | `write.batch-size` (fallback `orc.write.batch-size`) | 1024 | rows encoded at a time |
+//!
+//! Not reproduced: the zstd level (orc-rust always uses zstd's default level 3, Java
+//! `file.compression.zstd-level`, default 1), column statistics and row indexes (orc-rust
+//! writes none, so readers cannot skip row groups), dictionary encoding of strings.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Time32MillisecondType;
+use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch, StringArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use bytes::Bytes;
+use orc_rust::compression::{CompressionType, Decompressor};
+
+use super::encode_error;
+use crate::error::{Error, Result};
+use crate::spec::options::parse_memory_size;
+use crate::spec::{CoreOptions, DataField, TypeKind};
+use crate::types::paimon_to_arrow_field;
+
+/// Java `OrcTypeUtil.PAIMON_ORC_FIELD_ID_KEY`.
+pub const ORC_FIELD_ID_ATTRIBUTE: &str = "paimon.id";
+/// ORC `orc.stripe.size` default.
+const DEFAULT_STRIPE_SIZE_BYTES: i64 = 64 << 20;
+/// ORC `orc.compress.size` default.
+const DEFAULT_COMPRESSION_CHUNK_BYTES: i64 = 256 << 10;
+/// Java `CoreOptions.WRITE_BATCH_SIZE` default.
+const DEFAULT_WRITE_BATCH_SIZE: i64 = 1024;
+/// Largest chunk of an ORC compression stream (3-byte header, length in 23 bits).
+const MAX_CHUNK_BYTES: usize = (1 << 23) - 1;
+
+/// `VARCHAR(2147483647)` is `STRING`.
+const VARCHAR_MAX_LENGTH: u32 = i32::MAX as u32;
+
+/// ORC `Type.Kind` values (orc_proto.proto).
+const KIND_VARCHAR: u64 = 16;
+const KIND_CHAR: u64 = 17;
+
+/// A `Write` into a buffer the encoder can still read (orc-rust's writer owns its sink and
+/// does not give it back).
+#[derive(Debug, Clone, Default)]
+struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Streaming ORC encoder, see the [module docs](self).
+///
+/// orc-rust's writer is not `Send`, so none is kept between calls: the rows of the open stripe
+/// are kept as Arrow batches, and each stripe is encoded by its own orc-rust writer into a
+/// one-stripe file whose stripe is then moved into this file (stripes hold no absolute
+/// offsets); the footer is written here, from the one-stripe files' footers.
+pub(crate) struct OrcEncoder {
+    write_schema: SchemaRef,
+    fields: Vec<DataField>,
+    /// Per column: how values are adjusted before orc-rust encodes them.
+    adjust: Vec<Adjust>,
+    settings: WriterSettings,
+    stripe_size_bytes: usize,
+    /// Batches of the open stripe, and their raw size.
+    open: Vec<RecordBatch>,
+    buffered_bytes: usize,
+    /// `ORC` and the finished stripes.
+    body: Vec<u8>,
+    /// `StripeInformation` of each finished stripe, with its offset in `body`.
+    stripes: Vec<Vec<u8>>,
+    rows: u64,
+    /// Tail of the first one-stripe file (types, codec, writer id).
+    template: Option<Tail>,
+}
+
+impl std::fmt::Debug for OrcEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrcEncoder")
+            .field("write_schema", &self.write_schema)
+            .field("stripe_size_bytes", &self.stripe_size_bytes)
+            .field("buffered_bytes", &self.buffered_bytes)
+            .field("stripes", &self.stripes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// orc-rust writer settings.
+#[derive(Debug, Clone, Copy)]
+struct WriterSettings {
+    compression: Option<CompressionType>,
+    chunk_bytes: usize,
+    batch_size: usize,
+}
+
+/// The tail of an orc-rust file: its postscript and its decompressed footer.
+#[derive(Debug, Clone)]
+struct Tail {
+    postscript: Vec<u8>,
+    footer: Vec<u8>,
+    compressed: bool,
+}
+
+fn usize_option(options: &CoreOptions, keys: &[&str], default: i64) -> Result<usize> {
+    let found = keys.iter().find_map(|k| options.get(k).map(|v| (*k, v)));
+    let value = match found {
+        None => default,
+        Some((k, v)) => parse_memory_size(v)
+            .map_err(|e| Error::invalid(format!("option {k}='{v}': expected {e}")))?,
+    };
+    usize::try_from(value)
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| Error::invalid(format!("{keys:?} = {value}: expected a positive number")))
+}
+
+/// The codec of a `file.compression` / `orc.compress` value (Java
+/// `CompressionKind.valueOf(name.toUpperCase())`).
+fn codec(name: &str) -> Result<Option<CompressionType>> {
+    Ok(match name.trim().to_ascii_lowercase().as_str() {
+        "none" | "uncompressed" => None,
+        "zlib" => Some(CompressionType::Zlib),
+        "snappy" => Some(CompressionType::Snappy),
+        "lz4" => Some(CompressionType::Lz4),
+        "zstd" => Some(CompressionType::Zstd),
+        other => {
+            return Err(Error::unsupported(format!(
+                "compression '{other}' for ORC data files"
+            )));
+        }
+    })
+}
+
+impl OrcEncoder {
+    pub(crate) fn try_new(
+        fields: &[DataField],
+        compression: &str,
+        options: &CoreOptions,
+    ) -> Result<Self> {
+        let mut write_fields = Vec::with_capacity(fields.len());
+        let mut adjust = Vec::with_capacity(fields.len());
+        for field in fields {
+            let t = &field.data_type;
+            let supported = matches!(
+                t.kind,
+                TypeKind::Boolean
+                    | TypeKind::TinyInt
+                    | TypeKind::SmallInt
+                    | TypeKind::Int
+                    | TypeKind::BigInt
+                    | TypeKind::Float
+                    | TypeKind::Double
+                    | TypeKind::Char { .. }
+                    | TypeKind::VarChar { .. }
+                    | TypeKind::Binary { .. }
+                    | TypeKind::VarBinary { .. }
+                    | TypeKind::Date
+                    | TypeKind::Time { .. }
+                    | TypeKind::Timestamp { .. }
+                    | TypeKind::LocalZonedTimestamp { .. }
+            );
+            if !supported {
+                return Err(Error::unsupported(format!(
+                    "writing {t} (column {}) to an ORC data file (orc-rust writes flat \
+                     primitive columns only)",
+                    field.name
+                )));
+            }
+            let arrow = paimon_to_arrow_field(field)?;
+            let is_time = matches!(t.kind, TypeKind::Time { .. });
+            adjust.push(match t.kind {
+                TypeKind::Time { .. } => Adjust::TimeAsInt,
+                TypeKind::Char { length } => Adjust::Char(length as usize),
+                TypeKind::VarChar { length } if length != VARCHAR_MAX_LENGTH => {
+                    Adjust::VarChar(length as usize)
+                }
+                _ => Adjust::None,
+            });
+            write_fields.push(if is_time {
+                Field::new(field.name.clone(), ArrowType::Int32, t.nullable)
+            } else {
+                arrow
+            });
+        }
+        let write_schema = Arc::new(Schema::new(write_fields));
+        let codec_name = options.get("orc.compress").unwrap_or(compression);
+        let stripe_size_bytes = usize_option(
+            options,
+            &["file.block-size", "orc.stripe.size"],
+            DEFAULT_STRIPE_SIZE_BYTES,
+        )?;
+        let chunk_bytes = usize_option(
+            options,
+            &["orc.compress.size"],
+            DEFAULT_COMPRESSION_CHUNK_BYTES,
+        )?
+        .min(MAX_CHUNK_BYTES);
+        let batch_size = usize_option(
+            options,
+            &["write.batch-size", "orc.write.batch-size"],
+            DEFAULT_WRITE_BATCH_SIZE,
+        )?;
+        let settings = WriterSettings {
+            compression: codec(codec_name)?,
+            chunk_bytes,
+            batch_size,
+        };
+        Ok(OrcEncoder {
+            write_schema,
+            fields: fields.to_vec(),
+            adjust,
+            settings,
+            stripe_size_bytes,
+            open: Vec::new(),
+            buffered_bytes: 0,
+            body: b"ORC".to_vec(),
+            stripes: Vec::new(),
+            rows: 0,
+            template: None,
+        })
+    }
+
+    pub(crate) fn write(&mut self, columns: &[ArrayRef], rows: usize) -> Result<()> {
+        let columns = columns
+            .iter()
+            .zip(&self.adjust)
+            .map(|(c, adjust)| adjust.apply(c))
+            .collect::<Result<Vec<_>>>()?;
+        let batch = RecordBatch::try_new(Arc::clone(&self.write_schema), columns)
+            .map_err(|e| Error::arrow("writing an ORC data file", e))?;
+        let row_bytes = (raw_bytes(&batch) / rows).max(1);
+        let mut offset = 0;
+        while offset < rows {
+            let room = self.stripe_size_bytes.saturating_sub(self.buffered_bytes);
+            let take = (room / row_bytes).max(1).min(rows - offset);
+            self.open.push(batch.slice(offset, take));
+            self.buffered_bytes += take * row_bytes;
+            offset += take;
+            if self.buffered_bytes >= self.stripe_size_bytes {
+                self.flush_stripe()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encode the open stripe and move it into the file.
+    fn flush_stripe(&mut self) -> Result<()> {
+        if self.open.is_empty() {
+            return Ok(());
+        }
+        let batches = std::mem::take(&mut self.open);
+        self.buffered_bytes = 0;
+        let file = encode_one_stripe_file(&self.write_schema, self.settings, &batches)?;
+        let tail = read_tail(&file)?;
+        let mut found = 0;
+        for f in fields_of(&tail.footer)? {
+            let (3, FieldValue::Bytes(info)) = (f.number, &f.value) else {
+                continue;
+            };
+            found += 1;
+            let mut offset = None;
+            let mut length = 0u64;
+            let mut rows = 0u64;
+            for i in fields_of(info)? {
+                match (i.number, i.value) {
+                    (1, FieldValue::Varint(v)) => offset = Some(v),
+                    (2..=4, FieldValue::Varint(v)) => length += v,
+                    (5, FieldValue::Varint(v)) => rows = v,
+                    _ => {}
+                }
+            }
+            let start = offset
+                .and_then(|o| usize::try_from(o).ok())
+                .ok_or_else(|| tail_error("stripe without offset"))?;
+            let end = usize::try_from(length)
+                .ok()
+                .and_then(|l| start.checked_add(l))
+                .filter(|end| *end <= file.len())
+                .ok_or_else(|| tail_error("stripe outside the file"))?;
+            let mut moved = Vec::with_capacity(info.len() + 4);
+            put_tag(&mut moved, 1, 0);
+            put_varint(&mut moved, self.body.len() as u64);
+            for i in fields_of(info)? {
+                if i.number != 1 {
+                    moved.extend_from_slice(i.raw);
+                }
+            }
+            self.body.extend_from_slice(&file[start..end]);
+            self.stripes.push(moved);
+            self.rows += rows;
+        }
+        if found != 1 {
+            return Err(tail_error(&format!("{found} stripes where 1 was written")));
+        }
+        if self.template.is_none() {
+            self.template = Some(tail);
+        }
+        Ok(())
+    }
+
+    /// Java `OrcBulkWriter.length`: file length plus a fifth of the buffered size (here the
+    /// raw size of the buffered rows).
+    pub(crate) fn estimated_size_bytes(&self) -> u64 {
+        (self.body.len() + self.buffered_bytes.div_ceil(5)) as u64
+    }
+
+    pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
+        self.flush_stripe()?;
+        let template = match self.template.take() {
+            Some(t) => t,
+            // No rows: the tail of an empty orc-rust file.
+            None => read_tail(&encode_one_stripe_file(
+                &self.write_schema,
+                self.settings,
+                &[],
+            )?)?,
+        };
+        let footer = paimon_footer(
+            &template.footer,
+            &self.fields,
+            &self.stripes,
+            self.body.len() as u64,
+            self.rows,
+        )?;
+        let framed = if template.compressed {
+            original_chunks(&footer)
+        } else {
+            footer
+        };
+        let mut postscript = Vec::with_capacity(template.postscript.len() + 4);
+        for f in fields_of(&template.postscript)? {
+            match f.number {
+                1 => {
+                    put_tag(&mut postscript, 1, 0);
+                    put_varint(&mut postscript, framed.len() as u64);
+                }
+                // No stripe statistics: an empty metadata section.
+                5 => {
+                    put_tag(&mut postscript, 5, 0);
+                    put_varint(&mut postscript, 0);
+                }
+                _ => postscript.extend_from_slice(f.raw),
+            }
+        }
+        let postscript_len =
+            u8::try_from(postscript.len()).map_err(|_| tail_error("postscript over 255 bytes"))?;
+        let mut out = self.body;
+        out.reserve(framed.len() + postscript.len() + 1);
+        out.extend_from_slice(&framed);
+        out.extend_from_slice(&postscript);
+        out.push(postscript_len);
+        Ok(out)
+    }
+}
+
+/// An orc-rust file of `batches` in one stripe (none when there are no rows).
+fn encode_one_stripe_file(
+    schema: &SchemaRef,
+    settings: WriterSettings,
+    batches: &[RecordBatch],
+) -> Result<Vec<u8>> {
+    let buffer = SharedBuffer::default();
+    let mut builder = orc_rust::ArrowWriterBuilder::new(buffer.clone(), Arc::clone(schema))
+        .with_batch_size(settings.batch_size)
+        // One stripe: the encoder decides where stripes end.
+        .with_stripe_byte_size(usize::MAX)
+        .with_compression_block_size(settings.chunk_bytes);
+    if let Some(codec) = settings.compression {
+        builder = builder.with_compression(codec);
+    }
+    let mut writer = builder.try_build().map_err(|e| encode_error("ORC", e))?;
+    for batch in batches {
+        writer.write(batch).map_err(|e| encode_error("ORC", e))?;
+    }
+    writer.close().map_err(|e| encode_error("ORC", e))?;
+    Ok(buffer.take())
+}
+
+fn tail_error(reason: &str) -> Error {
+    Error::invalid(format!("internal: orc-rust file tail: {reason}"))
+}
+
+/// How a column's values are adjusted before encoding, as Java's ORC writer does.
+#[derive(Debug, Clone, Copy)]
+enum Adjust {
+    None,
+    /// TIME (Arrow `Time32(ms)`) is written as ORC `int` millis of day (Java `OrcTypeUtil`).
+    TimeAsInt,
+    /// ORC `CharTreeWriter`: values are right-padded with spaces to `n` characters, longer
+    /// ones truncated to `n` characters (Java's ORC reader trims the padding again).
+    Char(usize),
+    /// ORC `VarcharTreeWriter`: values longer than `n` characters are truncated.
+    VarChar(usize),
+}
+
+impl Adjust {
+    fn apply(self, column: &ArrayRef) -> Result<ArrayRef> {
+        let not_string = || Error::invalid("writing a CHAR/VARCHAR column: not Utf8");
+        match self {
+            Adjust::None => Ok(Arc::clone(column)),
+            Adjust::TimeAsInt => {
+                let t = column
+                    .as_primitive_opt::<Time32MillisecondType>()
+                    .ok_or_else(|| Error::invalid("writing a TIME column: not Time32(ms)"))?;
+                Ok(Arc::new(Int32Array::new(
+                    t.values().clone(),
+                    t.nulls().cloned(),
+                )))
+            }
+            Adjust::Char(n) => {
+                let s = column.as_string_opt::<i32>().ok_or_else(not_string)?;
+                Ok(fit_chars(s, n, true)
+                    .map_or_else(|| Arc::clone(column), |a| Arc::new(a) as ArrayRef))
+            }
+            Adjust::VarChar(n) => {
+                let s = column.as_string_opt::<i32>().ok_or_else(not_string)?;
+                Ok(fit_chars(s, n, false)
+                    .map_or_else(|| Arc::clone(column), |a| Arc::new(a) as ArrayRef))
+            }
+        }
+    }
+}
+
+/// `value` cut to `n` characters, and padded to `n` with spaces when `pad`; `None` when it
+/// is already so.
+fn fit_char(value: &str, n: usize, pad: bool) -> Option<String> {
+    // At most `n` bytes means at most `n` characters.
+    if !pad && value.len() <= n {
+        return None;
+    }
+    let chars = value.chars().count();
+    if chars > n {
+        let end = value.char_indices().nth(n).map_or(value.len(), |(i, _)| i);
+        Some(value[..end].to_string())
+    } else if pad && chars < n {
+        let mut padded = String::with_capacity(value.len() + n - chars);
+        padded.push_str(value);
+        padded.extend(std::iter::repeat_n(' ', n - chars));
+        Some(padded)
+    } else {
+        None
+    }
+}
+
+/// The column with every value fitted by [`fit_char`]; `None` when no value changes.
+fn fit_chars(array: &StringArray, n: usize, pad: bool) -> Option<StringArray> {
+    if !array
+        .iter()
+        .flatten()
+        .any(|v| fit_char(v, n, pad).is_some())
+    {
+        return None;
+    }
+    Some(
+        array
+            .iter()
+            .map(|v| v.map(|v| fit_char(v, n, pad).unwrap_or_else(|| v.to_string())))
+            .collect(),
+    )
+}
+
+/// Raw (in-memory) size of a batch's rows: value bytes of strings and binaries, fixed widths
+/// of the rest.
+fn raw_bytes(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let n = c.len();
+            match c.data_type() {
+                ArrowType::Utf8 => {
+                    let o = c.as_string::<i32>().value_offsets();
+                    (o[n] - o[0]) as usize + 4 * n
+                }
+                ArrowType::Binary => {
+                    let o = c.as_binary::<i32>().value_offsets();
+                    (o[n] - o[0]) as usize + 4 * n
+                }
+                ArrowType::Boolean => n.div_ceil(8),
+                ArrowType::Timestamp(..) => 12 * n,
+                t => t.primitive_width().unwrap_or(8) * n,
+            }
+        })
+        .sum()
+}
+
+// ---------------------------------------------------------------------------------------
+// Footer rewrite
+// ---------------------------------------------------------------------------------------
+
+/// The postscript and the decompressed footer of an orc-rust file.
+fn read_tail(file: &[u8]) -> Result<Tail> {
+    let len = file.len();
+    let ps_len = usize::from(*file.last().ok_or_else(|| tail_error("empty file"))?);
+    let ps_start = len
+        .checked_sub(1 + ps_len)
+        .ok_or_else(|| tail_error("postscript longer than the file"))?;
+    let postscript = &file[ps_start..len - 1];
+    let mut footer_len = None;
+    let mut compressed = false;
+    for f in fields_of(postscript)? {
+        match (f.number, f.value) {
+            (1, FieldValue::Varint(v)) => footer_len = Some(v),
+            (2, FieldValue::Varint(kind)) => compressed = kind != 0,
+            _ => {}
+        }
+    }
+    let footer_len = footer_len
+        .and_then(|l| usize::try_from(l).ok())
+        .ok_or_else(|| tail_error("no footer length"))?;
+    let footer_start = ps_start
+        .checked_sub(footer_len)
+        .ok_or_else(|| tail_error("footer longer than the file"))?;
+    let footer = if compressed {
+        let file = Bytes::copy_from_slice(file);
+        let metadata = orc_rust::reader::metadata::read_metadata(&mut file.clone())
+            .map_err(|e| encode_error("ORC", e))?;
+        let mut out = Vec::new();
+        Decompressor::new(
+            file.slice(footer_start..ps_start),
+            metadata.compression(),
+            Vec::new(),
+        )
+        .read_to_end(&mut out)
+        .map_err(|e| encode_error("ORC", e))?;
+        out
+    } else {
+        file[footer_start..ps_start].to_vec()
+    };
+    Ok(Tail {
+        postscript: postscript.to_vec(),
+        footer,
+        compressed,
+    })
+}
+
+/// The footer of the assembled file: the template's, with `stripes`, the content length and
+/// row count of the assembled file, and on the column types Java's `paimon.id` attributes and
+/// CHAR/VARCHAR kinds.
+fn paimon_footer(
+    template: &[u8],
+    fields: &[DataField],
+    stripes: &[Vec<u8>],
+    content_length: u64,
+    rows: u64,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(template.len() + stripes.len() * 24 + fields.len() * 24);
+    put_tag(&mut out, 1, 0);
+    put_varint(&mut out, 3);
+    put_tag(&mut out, 2, 0);
+    put_varint(&mut out, content_length);
+    for stripe in stripes {
+        put_len_delimited(&mut out, 3, stripe);
+    }
+    let mut type_index = 0usize;
+    for f in fields_of(template)? {
+        match (f.number, f.value) {
+            (1..=3 | 6, _) => {}
+            (4, FieldValue::Bytes(payload)) => {
+                // Type 0 is the root struct (no attribute in Java either); type i is column i - 1.
+                let column = type_index.checked_sub(1).and_then(|i| fields.get(i));
+                type_index += 1;
+                match column {
+                    Some(field) => put_len_delimited(&mut out, 4, &paimon_type(payload, field)?),
+                    None => out.extend_from_slice(f.raw),
+                }
+            }
+            _ => out.extend_from_slice(f.raw),
+        }
+    }
+    put_tag(&mut out, 6, 0);
+    put_varint(&mut out, rows);
+    Ok(out)
+}
+
+/// An ORC `Type` message with Java's `paimon.id` attribute and CHAR/VARCHAR kind.
+fn paimon_type(payload: &[u8], field: &DataField) -> Result<Vec<u8>> {
+    let (kind, max_length) = match field.data_type.kind {
+        TypeKind::Char { length } => (Some(KIND_CHAR), Some(length)),
+        TypeKind::VarChar { length } if length != VARCHAR_MAX_LENGTH => {
+            (Some(KIND_VARCHAR), Some(length))
+        }
+        _ => (None, None),
+    };
+    let mut t = Vec::with_capacity(payload.len() + 24);
+    for tf in fields_of(payload)? {
+        if kind.is_some() && tf.number == 1 {
+            continue;
+        }
+        t.extend_from_slice(tf.raw);
+    }
+    if let Some(kind) = kind {
+        put_tag(&mut t, 1, 0);
+        put_varint(&mut t, kind);
+    }
+    if let Some(max_length) = max_length {
+        put_tag(&mut t, 4, 0);
+        put_varint(&mut t, u64::from(max_length));
+    }
+    let mut pair = Vec::new();
+    put_len_delimited(&mut pair, 1, ORC_FIELD_ID_ATTRIBUTE.as_bytes());
+    put_len_delimited(&mut pair, 2, field.id.to_string().as_bytes());
+    put_len_delimited(&mut t, 7, &pair);
+    Ok(t)
+}
+
+/// `data` as ORC compression chunks stored uncompressed ("original").
+fn original_chunks(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 3 * (data.len() / MAX_CHUNK_BYTES + 1));
+    for chunk in data.chunks(MAX_CHUNK_BYTES) {
+        let header = ((chunk.len() as u32) << 1) | 1;
+        out.extend_from_slice(&header.to_le_bytes()[..3]);
+        out.extend_from_slice(chunk);
+    }
+    out
+}
+
+enum FieldValue<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Fixed,
+}
+
+struct ProtoField<'a> {
+    number: u64,
+    value: FieldValue<'a>,
+    /// The whole field: tag and value.
+    raw: &'a [u8],
+}
+
+/// The top-level fields of a protobuf message.
+fn fields_of(message: &[u8]) -> Result<Vec<ProtoField<'_>>> {
+    let bad = || Error::invalid("internal: malformed protobuf in an orc-rust file tail");
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < message.len() {
+        let start = pos;
+        let tag = read_varint(message, &mut pos).ok_or_else(bad)?;
+        let value = match tag & 7 {
+            0 => FieldValue::Varint(read_varint(message, &mut pos).ok_or_else(bad)?),
+            1 | 5 => {
+                pos += if tag & 7 == 1 { 8 } else { 4 };
+                FieldValue::Fixed
+            }
+            2 => {
+                let len = read_varint(message, &mut pos)
+                    .and_then(|l| usize::try_from(l).ok())
+                    .ok_or_else(bad)?;
+                let end = pos.checked_add(len).ok_or_else(bad)?;
+                let payload = message.get(pos..end).ok_or_else(bad)?;
+                pos = end;
+                FieldValue::Bytes(payload)
+            }
+            _ => return Err(bad()),
+        };
+        let raw = message.get(start..pos).ok_or_else(bad)?;
+        out.push(ProtoField {
+            number: tag >> 3,
+            value,
+            raw,
+        });
+    }
+    Ok(out)
+}
+
+fn read_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_tag(out: &mut Vec<u8>, number: u64, wire_type: u64) {
+    put_varint(out, (number << 3) | wire_type);
+}
+
+fn put_len_delimited(out: &mut Vec<u8>, number: u64, payload: &[u8]) {
+    put_tag(out, number, 2);
+    put_varint(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+}

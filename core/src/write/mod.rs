@@ -1,0 +1,15 @@
+//! Writing: rows (Arrow) become data files and commit messages.
+//!
+//! Writers are pure: they buffer rows, encode files into bytes and hand them to the host as
+//! `Put` requests; the names of new files come from a host-given seed ([`ids::NameSource`]).
+
+pub mod bucket;
+pub mod create;
+pub mod encode;
+pub mod ids;
+pub mod row;
+pub mod stats;
+pub mod table_write;
+
+pub use ids::NameSource;
+pub use table_write::{FileToPut, TableWrite, WriteOptions, WriteRestore};

@@ -1,0 +1,1162 @@
+//! The table writer: routes rows to one writer per (partition, bucket) and turns them into data
+//! files and commit messages.
+//!
+//! Source: Java `org.apache.paimon.table.sink.TableWriteImpl`,
+//! `org.apache.paimon.operation.AbstractFileStoreWrite` (one writer per partition and bucket,
+//! restored from the latest snapshot), `AppendOnlyWriter` (rows go straight to a rolling file
+//! writer), `MergeTreeWriter` (a write buffer sorted by key and sequence number, merged per
+//! key when it is flushed into level-0 files), `RowDataRollingFileWriter` /
+//! `KeyValueFileWriterFactory` (rolling at `target-file-size`).
+//!
+//! Driving order (the writer is pure; the host does the IO):
+//! 1. [`TableWrite::try_new`] with the table's latest schema and a [`WriteRestore`] built from
+//!    the live files of the latest snapshot ([`WriteRestore::from_entries`]).
+//! 2. [`TableWrite::write`] for each input batch; after each call, [`TableWrite::take_files`]
+//!    gives the files completed so far: `Put` each one (create-new) before going on, so memory
+//!    stays bounded.
+//! 3. [`TableWrite::prepare_commit`] flushes the rest and returns the [`CommitMessage`]s; `Put`
+//!    the files of a last [`TableWrite::take_files`], then commit the messages (or delete the
+//!    files with an abort).
+//!
+//! Memory: append writers hold what their encoders buffer (a row group); primary-key writers
+//! hold their write buffer, flushed into level-0 sorted runs of every bucket when the buffered
+//! bytes of all buckets exceed `write-buffer-size`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, Int8Array, Int64Array, RecordBatch, UInt32Array};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use bytes::Bytes;
+
+use crate::commit::{CommitMessage, DataIncrement};
+use crate::error::{Error, Result};
+use crate::merge::{MemoryRunSource, MergeConfig, MergeEngine, MergeReader, RowKind, RunSource};
+use crate::spec::options::parse_memory_size;
+use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::spec::{
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileSource, ManifestEntry,
+    SimpleStats, TableSchema, TypeKind,
+};
+use crate::types::paimon_to_arrow_schema;
+use crate::write::bucket::FixedBucketRowKeyExtractor;
+use crate::write::encode::DataFileEncoder;
+use crate::write::ids::NameSource;
+use crate::write::row::binary_row_at;
+use crate::write::stats::StatsCollector;
+
+/// Name of the optional input column that gives each row's kind (`+I`, `-U`, `+U`, `-D`; a
+/// Utf8 column, or Int8 with the `_VALUE_KIND` bytes 0..=3). Rows without it are inserts.
+pub const ROW_KIND_COLUMN: &str = "_ROW_KIND";
+
+/// Field id offset of the `_KEY_<name>` columns of key-value files (Java
+/// `SpecialFields.KEY_FIELD_ID_START`).
+pub const KEY_FIELD_ID_START: i32 = i32::MAX / 2;
+/// Field id of `_SEQUENCE_NUMBER`.
+pub const SEQUENCE_NUMBER_FIELD_ID: i32 = i32::MAX - 1;
+/// Field id of `_VALUE_KIND`.
+pub const VALUE_KIND_FIELD_ID: i32 = i32::MAX - 2;
+
+/// What a writer needs to know about the table's current files: the largest sequence number
+/// per (partition, bucket), so new rows continue after it, and the bucket count the files were
+/// written with.
+///
+/// Source: Java `AbstractFileStoreWrite#createWriterContainer` (restore of a bucket's files).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteRestore {
+    /// Largest `_MAX_SEQUENCE_NUMBER` of the live files of each (serialized partition,
+    /// bucket).
+    pub max_sequence_numbers: BTreeMap<(Vec<u8>, i32), i64>,
+    /// `_TOTAL_BUCKETS` of the live files of fixed-bucket tables (the first seen).
+    pub total_buckets: Option<i32>,
+}
+
+impl WriteRestore {
+    /// From the live `Add` entries of the latest snapshot (an empty slice for a new table).
+    pub fn from_entries(entries: &[ManifestEntry]) -> Self {
+        let mut out = WriteRestore::default();
+        for e in entries {
+            let key = (e.partition.to_serialized(), e.bucket);
+            let seq = e.file.max_sequence_number;
+            out.max_sequence_numbers
+                .entry(key)
+                .and_modify(|m| *m = (*m).max(seq))
+                .or_insert(seq);
+            if e.total_buckets > 0 && out.total_buckets.is_none() {
+                out.total_buckets = Some(e.total_buckets);
+            }
+        }
+        out
+    }
+}
+
+/// Inputs of a write that come from the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Seed of the names of new files.
+    pub seed: u64,
+    /// Wall-clock time in epoch millis, recorded as the files' creation time.
+    pub time_millis: i64,
+}
+
+/// A file the host must write (`Put`, create-new) before the commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileToPut {
+    /// Path relative to the table root.
+    pub path: String,
+    /// The whole content.
+    pub bytes: Bytes,
+}
+
+/// Kind of writer the table needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Append table, bucket −1: every row to bucket 0.
+    AppendUnaware,
+    /// Append table with `bucket` > 0 and a bucket key.
+    AppendFixed,
+    /// Primary-key table with `bucket` > 0.
+    KeyValueFixed,
+}
+
+/// Writes rows of one table. See the module docs for the driving order.
+#[derive(Debug)]
+pub struct TableWrite {
+    schema: TableSchema,
+    options: CoreOptions,
+    mode: Mode,
+    /// Arrow schema of the table's columns (the expected input, `_ROW_KIND` aside).
+    table_arrow: SchemaRef,
+    partition_fields: Vec<DataField>,
+    partition_idx: Vec<usize>,
+    /// Bucket of a row (fixed-bucket tables).
+    bucket_extractor: Option<FixedBucketRowKeyExtractor>,
+    num_buckets: i32,
+    rowkind_field: Option<usize>,
+    naming: PartitionNaming,
+    data_root: String,
+    format: String,
+    target_file_size: u64,
+    write_buffer_size: u64,
+    restore: WriteRestore,
+    names: NameSource,
+    time_millis: i64,
+    writers: BTreeMap<(Vec<u8>, i32), BucketWriter>,
+    done: Vec<FileToPut>,
+    /// Key-value layout (key columns, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, values).
+    kv: Option<KvLayout>,
+    buffered_bytes: u64,
+}
+
+#[derive(Debug)]
+struct KvLayout {
+    key_idx: Vec<usize>,
+    file_fields: Vec<DataField>,
+    key_fields: Vec<DataField>,
+    /// The trimmed primary key fields as table fields (names without `_KEY_`).
+    plain_key_fields: Vec<DataField>,
+    file_schema: SchemaRef,
+    engine: MergeEngine,
+    ignore_delete: bool,
+    merge: MergeConfig,
+}
+
+#[derive(Debug)]
+struct BucketWriter {
+    partition: BinaryRow,
+    bucket: i32,
+    bucket_dir: String,
+    /// `<data-file.prefix><uuid>-`: one UUID per bucket writer, as Java's path factory.
+    name_prefix: String,
+    /// Extension: `.<format>`.
+    name_suffix: String,
+    files_named: u32,
+    next_sequence: i64,
+    new_files: Vec<DataFileMeta>,
+    /// Append: the open file.
+    open: Option<OpenFile>,
+    /// Key-value: buffered rows in the file layout, not yet sorted.
+    buffer: Vec<RecordBatch>,
+}
+
+#[derive(Debug)]
+struct OpenFile {
+    name: String,
+    encoder: DataFileEncoder,
+    stats: StatsCollector,
+    min_sequence: i64,
+    max_sequence: i64,
+}
+
+impl TableWrite {
+    /// A writer for `schema` (the table's latest schema), continuing after `restore`.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for tables we cannot write yet (dynamic or postpone bucket
+    /// primary-key tables, BLOB columns, data evolution, `changelog-producer` other than
+    /// `none`/`input`, external data paths), naming the feature; [`Error::Invalid`] for bad
+    /// options (named).
+    pub fn try_new(
+        schema: TableSchema,
+        restore: WriteRestore,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        let core = schema.core_options();
+        let bucket = core.bucket()?;
+        let pk = schema.is_primary_key_table();
+        let mode = match (pk, bucket) {
+            (false, -1) => Mode::AppendUnaware,
+            (false, b) if b > 0 => Mode::AppendFixed,
+            (true, b) if b > 0 => Mode::KeyValueFixed,
+            (true, -1) => {
+                return Err(Error::unsupported(
+                    "writing dynamic-bucket primary-key tables (bucket = -1)",
+                ));
+            }
+            (_, -2) => {
+                return Err(Error::unsupported(
+                    "writing postpone-bucket tables (bucket = -2)",
+                ));
+            }
+            (_, b) => {
+                return Err(Error::invalid(format!(
+                    "option 'bucket' = {b} is not valid"
+                )));
+            }
+        };
+        if let (Some(total), true) = (restore.total_buckets, bucket > 0)
+            && total != bucket
+        {
+            return Err(Error::unsupported(format!(
+                "writing with 'bucket' = {bucket} to a table whose files were written for {total} \
+                 buckets (rescaling)"
+            )));
+        }
+        if schema.fields.iter().any(|f| f.data_type.is_blob()) {
+            return Err(Error::unsupported("writing tables with BLOB columns"));
+        }
+        for (key, what) in [
+            ("row-tracking.enabled", "row tracking"),
+            ("data-evolution.enabled", "data evolution"),
+            ("deletion-vectors.enabled", "deletion vectors"),
+        ] {
+            if core
+                .get(key)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            {
+                return Err(Error::unsupported(format!(
+                    "writing tables with {what} ({key})"
+                )));
+            }
+        }
+        if core
+            .get("data-file.external-paths")
+            .is_some_and(|v| !v.trim().is_empty())
+        {
+            return Err(Error::unsupported(
+                "writing tables with data-file.external-paths",
+            ));
+        }
+        match core
+            .get("changelog-producer")
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("none") => {}
+            Some(other) => {
+                return Err(Error::unsupported(format!(
+                    "writing tables with changelog-producer = {other}"
+                )));
+            }
+        }
+        let format = core.file_format().to_ascii_lowercase();
+        let index_of = |name: &str| -> Result<usize> {
+            schema
+                .fields
+                .iter()
+                .position(|f| f.name == name)
+                .ok_or_else(|| Error::invalid(format!("column '{name}' is not in the schema")))
+        };
+        let partition_idx = schema
+            .partition_keys
+            .iter()
+            .map(|k| index_of(k))
+            .collect::<Result<Vec<_>>>()?;
+        let partition_fields = partition_idx
+            .iter()
+            .map(|i| schema.fields[*i].clone())
+            .collect();
+        let bucket_extractor = match mode {
+            Mode::AppendUnaware => None,
+            _ => Some(FixedBucketRowKeyExtractor::try_new(&schema)?),
+        };
+        let rowkind_field = core.rowkind_field().map(index_of).transpose()?;
+        let naming = PartitionNaming {
+            default_name: core.partition_default_name().to_owned(),
+            legacy_name: core.partition_legacy_name()?,
+        };
+        let data_root = core
+            .get("data-file.path-directory")
+            .map(str::to_owned)
+            .unwrap_or_default();
+        let target_default = if pk { 128 << 20 } else { 256 << 20 };
+        let target_file_size = memory_option(&core, "target-file-size", target_default)?;
+        let write_buffer_size = memory_option(&core, "write-buffer-size", 256 << 20)?;
+        let kv = if pk {
+            Some(KvLayout::try_new(&schema)?)
+        } else {
+            None
+        };
+        let table_arrow = paimon_to_arrow_schema(&schema.fields)?;
+        Ok(TableWrite {
+            options: core,
+            mode,
+            table_arrow,
+            partition_fields,
+            partition_idx,
+            bucket_extractor,
+            num_buckets: bucket,
+            rowkind_field,
+            naming,
+            data_root,
+            format,
+            target_file_size,
+            write_buffer_size,
+            restore,
+            names: NameSource::new(options.seed),
+            time_millis: options.time_millis,
+            writers: BTreeMap::new(),
+            done: Vec::new(),
+            kv,
+            buffered_bytes: 0,
+            schema,
+        })
+    }
+
+    /// The Arrow schema input batches should have (the table's columns in order; a
+    /// `_ROW_KIND` column may be added on primary-key tables).
+    pub fn input_schema(&self) -> SchemaRef {
+        Arc::clone(&self.table_arrow)
+    }
+
+    /// Write the rows of `batch`. Columns are matched by name; every table column must be
+    /// present; other Arrow types are cast to the column's type when the values fit.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the column and row, before anything of this batch is
+    /// written: an unknown or missing column, a value that does not fit the column's type, a
+    /// NULL in a NOT NULL column, a bad row kind, a retraction on an append table.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let (columns, kinds) = self.conform(batch)?;
+        let groups = self.route(&columns)?;
+        for ((partition, bucket), rows) in groups {
+            let idx = UInt32Array::from(rows);
+            let cols = columns
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| Error::arrow("selecting the rows of a bucket", e))?;
+            let kinds = kinds
+                .as_ref()
+                .map(|k| arrow_select::take::take(k, &idx, None))
+                .transpose()
+                .map_err(|e| Error::arrow("selecting the row kinds of a bucket", e))?;
+            self.write_bucket(partition, bucket, cols, kinds)?;
+        }
+        if self.kv.is_some() && self.buffered_bytes > self.write_buffer_size {
+            self.flush_all()?;
+        }
+        Ok(())
+    }
+
+    /// Files completed so far, to be written by the host now (create-new).
+    pub fn take_files(&mut self) -> Vec<FileToPut> {
+        std::mem::take(&mut self.done)
+    }
+
+    /// Flush every writer and return one commit message per (partition, bucket) that wrote
+    /// files. Afterwards [`TableWrite::take_files`] gives the last files to `Put`; the writer
+    /// can be used for the next commit.
+    ///
+    /// # Errors
+    /// Encoding errors (naming the file).
+    pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        self.flush_all()?;
+        let total_buckets = match self.mode {
+            Mode::AppendUnaware => None,
+            _ => Some(self.num_buckets),
+        };
+        let mut out = Vec::new();
+        for w in self.writers.values_mut() {
+            if w.new_files.is_empty() {
+                continue;
+            }
+            out.push(CommitMessage {
+                partition: w.partition.clone(),
+                bucket: w.bucket,
+                total_buckets,
+                data_increment: DataIncrement {
+                    new_files: std::mem::take(&mut w.new_files),
+                    ..DataIncrement::default()
+                },
+                compact_increment: Default::default(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Input columns in table order (cast to the table's types), and the row kinds (Int8
+    /// `_VALUE_KIND` bytes) when the input has any.
+    fn conform(&self, batch: &RecordBatch) -> Result<(Vec<ArrayRef>, Option<ArrayRef>)> {
+        let schema = batch.schema();
+        for f in schema.fields() {
+            if f.name() != ROW_KIND_COLUMN && self.table_arrow.index_of(f.name()).is_err() {
+                return Err(Error::invalid(format!(
+                    "input column '{}' is not a column of the table (columns: {:?})",
+                    f.name(),
+                    self.schema.field_names()
+                )));
+            }
+        }
+        let mut columns = Vec::with_capacity(self.table_arrow.fields().len());
+        for (field, table_field) in self.table_arrow.fields().iter().zip(&self.schema.fields) {
+            let Ok(i) = schema.index_of(field.name()) else {
+                return Err(Error::invalid(format!(
+                    "input has no column '{}' (type {})",
+                    field.name(),
+                    table_field.data_type
+                )));
+            };
+            let col = batch.column(i);
+            let col = if col.data_type() == field.data_type() {
+                Arc::clone(col)
+            } else {
+                conform_column(col, field, &table_field.data_type)?
+            };
+            if !table_field.data_type.nullable && col.null_count() > 0 {
+                let row = (0..col.len()).find(|r| col.is_null(*r)).unwrap_or(0);
+                return Err(Error::invalid(format!(
+                    "column '{}' is NOT NULL but row {row} of the input holds NULL",
+                    field.name()
+                )));
+            }
+            columns.push(col);
+        }
+        let kinds = match self.rowkind_field {
+            Some(i) => Some(row_kinds(&columns[i], &self.schema.fields[i].name)?),
+            None => match schema.index_of(ROW_KIND_COLUMN) {
+                Ok(i) => Some(row_kinds(batch.column(i), ROW_KIND_COLUMN)?),
+                Err(_) => None,
+            },
+        };
+        if let Some(k) = &kinds {
+            let k = k.as_primitive::<arrow_array::types::Int8Type>();
+            if self.kv.is_none()
+                && let Some(row) = k.values().iter().position(|b| *b != 0)
+            {
+                return Err(Error::invalid(format!(
+                    "row {row} of the input is a {} row: append tables take only inserts (+I); \
+                     delete rows of append tables with deletion vectors",
+                    RowKind::from_byte(k.value(row)).map_or("?", RowKind::short_string)
+                )));
+            }
+        }
+        Ok((columns, kinds))
+    }
+
+    /// Rows of the batch per (serialized partition, bucket), in input order.
+    #[allow(clippy::type_complexity)]
+    fn route(&self, columns: &[ArrayRef]) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        let bucket_of: Vec<i32> = match &self.bucket_extractor {
+            None => vec![0; rows],
+            Some(x) => x.buckets(columns)?,
+        };
+        let mut out: BTreeMap<(Vec<u8>, i32), Vec<u32>> = BTreeMap::new();
+        if self.partition_idx.is_empty() {
+            let empty = BinaryRow::empty().to_serialized();
+            for (r, b) in bucket_of.iter().enumerate() {
+                out.entry((empty.clone(), *b)).or_default().push(r as u32);
+            }
+            return Ok(out);
+        }
+        let pcols: Vec<ArrayRef> = self
+            .partition_idx
+            .iter()
+            .map(|i| Arc::clone(&columns[*i]))
+            .collect();
+        let ptypes: Vec<DataType> = self
+            .partition_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        for (r, b) in bucket_of.iter().enumerate() {
+            let p = binary_row_at(&pcols, &ptypes, r)?.to_serialized();
+            out.entry((p, *b)).or_default().push(r as u32);
+        }
+        Ok(out)
+    }
+
+    fn writer(&mut self, partition: Vec<u8>, bucket: i32) -> Result<&mut BucketWriter> {
+        let key = (partition, bucket);
+        if !self.writers.contains_key(&key) {
+            let row = BinaryRow::from_serialized(&key.0, "partition of the input")?;
+            let ppath = partition_path(&self.partition_fields, &row, &self.naming)?;
+            let next_sequence = self
+                .restore
+                .max_sequence_numbers
+                .get(&key)
+                .map_or(0, |m| m.saturating_add(1));
+            let prefix = self.options.get("data-file.prefix").unwrap_or("data-");
+            let name_prefix = format!("{prefix}{}-", self.names.uuid());
+            self.writers.insert(
+                key.clone(),
+                BucketWriter {
+                    partition: row,
+                    bucket,
+                    bucket_dir: bucket_path(&self.data_root, &ppath, bucket),
+                    name_prefix,
+                    name_suffix: format!(".{}", self.format),
+                    files_named: 0,
+                    next_sequence,
+                    new_files: Vec::new(),
+                    open: None,
+                    buffer: Vec::new(),
+                },
+            );
+        }
+        self.writers
+            .get_mut(&key)
+            .ok_or_else(|| Error::invalid("bucket writer vanished"))
+    }
+
+    fn write_bucket(
+        &mut self,
+        partition: Vec<u8>,
+        bucket: i32,
+        columns: Vec<ArrayRef>,
+        kinds: Option<ArrayRef>,
+    ) -> Result<()> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        if let Some(kv) = &self.kv {
+            let key_cols: Vec<ArrayRef> = kv
+                .key_idx
+                .iter()
+                .map(|i| Arc::clone(&columns[*i]))
+                .collect();
+            let file_schema = Arc::clone(&kv.file_schema);
+            let w = self.writer(partition, bucket)?;
+            let first = w.next_sequence;
+            w.next_sequence += rows as i64;
+            let seq: ArrayRef = Arc::new(Int64Array::from_iter_values(first..first + rows as i64));
+            let kinds = kinds.unwrap_or_else(|| Arc::new(Int8Array::from(vec![0i8; rows])));
+            let mut cols = key_cols;
+            cols.push(seq);
+            cols.push(kinds);
+            cols.extend(columns);
+            let batch = RecordBatch::try_new(file_schema, cols)
+                .map_err(|e| Error::arrow("building the key-value rows of a bucket", e))?;
+            let size = batch.get_array_memory_size() as u64;
+            w.buffer.push(batch);
+            self.buffered_bytes += size;
+            return Ok(());
+        }
+        let table_arrow = Arc::clone(&self.table_arrow);
+        let fields = self.schema.fields.clone();
+        let format = self.format.clone();
+        let options = self.options.clone();
+        let target = self.target_file_size;
+        let time_millis = self.time_millis;
+        let schema_id = self.schema.id;
+        let batch = RecordBatch::try_new(table_arrow, columns)
+            .map_err(|e| Error::arrow("building the rows of a bucket", e))?;
+        let w = self.writer(partition, bucket)?;
+        if w.open.is_none() {
+            w.open = Some(OpenFile {
+                name: w.next_file_name(),
+                encoder: DataFileEncoder::try_new(&fields, &format, &options)?,
+                stats: StatsCollector::new(&fields, &options)?,
+                min_sequence: w.next_sequence,
+                max_sequence: w.next_sequence - 1,
+            });
+        }
+        let Some(open) = w.open.as_mut() else {
+            return Err(Error::invalid("no open file"));
+        };
+        open.encoder.write(&batch)?;
+        open.stats.update(batch.columns())?;
+        open.max_sequence = w.next_sequence + rows as i64 - 1;
+        w.next_sequence += rows as i64;
+        if open.encoder.estimated_size_bytes() >= target {
+            let file = close_append_file(w, schema_id, time_millis)?;
+            self.done.push(file);
+        }
+        Ok(())
+    }
+
+    fn flush_all(&mut self) -> Result<()> {
+        let keys: Vec<(Vec<u8>, i32)> = self.writers.keys().cloned().collect();
+        for key in keys {
+            if self.kv.is_some() {
+                self.flush_kv(&key)?;
+            } else {
+                let schema_id = self.schema.id;
+                let time_millis = self.time_millis;
+                if let Some(w) = self.writers.get_mut(&key)
+                    && w.open.is_some()
+                {
+                    let f = close_append_file(w, schema_id, time_millis)?;
+                    self.done.push(f);
+                }
+            }
+        }
+        self.buffered_bytes = 0;
+        Ok(())
+    }
+
+    /// Sort a bucket's buffer by key and sequence, merge each key's records with the merge
+    /// engine, and write the result as level-0 files rolling at `target-file-size`.
+    fn flush_kv(&mut self, key: &(Vec<u8>, i32)) -> Result<()> {
+        let Some(kv) = &self.kv else {
+            return Ok(());
+        };
+        let Some(w) = self.writers.get_mut(key) else {
+            return Ok(());
+        };
+        if w.buffer.is_empty() {
+            return Ok(());
+        }
+        let batches = std::mem::take(&mut w.buffer);
+        let merged = kv.sort_and_merge(&batches)?;
+        let mut start = 0;
+        let total = merged.num_rows();
+        let mut files = Vec::new();
+        while start < total {
+            // Roll: estimate rows per file from the merged batch's in-memory size.
+            let bytes_per_row =
+                (merged.get_array_memory_size() as u64 / total.max(1) as u64).max(1);
+            let rows_per_file = (self.target_file_size / bytes_per_row).max(1) as usize;
+            let len = rows_per_file.min(total - start);
+            files.push(merged.slice(start, len));
+            start += len;
+        }
+        for part in files {
+            let Some(w) = self.writers.get_mut(key) else {
+                return Ok(());
+            };
+            let name = w.next_file_name();
+            let Some(kv) = &self.kv else {
+                return Ok(());
+            };
+            let (meta, bytes) = kv.encode_file(
+                &part,
+                &name,
+                &self.format,
+                &self.options,
+                self.schema.id,
+                self.time_millis,
+            )?;
+            let Some(w) = self.writers.get_mut(key) else {
+                return Ok(());
+            };
+            self.done.push(FileToPut {
+                path: format!("{}/{}", w.bucket_dir, meta.file_name),
+                bytes,
+            });
+            w.new_files.push(meta);
+        }
+        Ok(())
+    }
+}
+
+impl BucketWriter {
+    /// `<prefix><uuid>-<n>.<format>`, `n` counting this writer's files from 0 (Java
+    /// `DataFilePathFactory#newPath`).
+    fn next_file_name(&mut self) -> String {
+        let n = self.files_named;
+        self.files_named += 1;
+        format!("{}{n}{}", self.name_prefix, self.name_suffix)
+    }
+}
+
+fn close_append_file(w: &mut BucketWriter, schema_id: i64, time_millis: i64) -> Result<FileToPut> {
+    let Some(open) = w.open.take() else {
+        return Err(Error::invalid("no open file to close"));
+    };
+    let row_count = open.encoder.row_count() as i64;
+    let (value_stats, value_stats_cols) = open.stats.finish()?;
+    let bytes = open.encoder.finish()?;
+    let meta = DataFileMeta {
+        file_name: open.name.clone(),
+        file_size: bytes.len() as i64,
+        row_count,
+        min_key: BinaryRow::empty(),
+        max_key: BinaryRow::empty(),
+        key_stats: SimpleStats::empty(),
+        value_stats,
+        min_sequence_number: open.min_sequence,
+        max_sequence_number: open.max_sequence,
+        schema_id,
+        level: 0,
+        extra_files: Vec::new(),
+        creation_time_millis: Some(time_millis),
+        delete_row_count: Some(0),
+        embedded_index: None,
+        file_source: Some(FileSource::Append),
+        value_stats_cols,
+        external_path: None,
+        first_row_id: None,
+        write_cols: None,
+        write_cols_sequences: None,
+    };
+    let path = format!("{}/{}", w.bucket_dir, open.name);
+    w.new_files.push(meta);
+    Ok(FileToPut {
+        path,
+        bytes: Bytes::from(bytes),
+    })
+}
+
+impl KvLayout {
+    fn try_new(schema: &TableSchema) -> Result<Self> {
+        let trimmed = schema.trimmed_primary_keys()?;
+        let mut key_idx = Vec::new();
+        let mut key_fields = Vec::new();
+        let mut plain_key_fields = Vec::new();
+        for k in &trimmed {
+            let i = schema
+                .fields
+                .iter()
+                .position(|f| &f.name == k)
+                .ok_or_else(|| Error::invalid(format!("primary key '{k}' is not a column")))?;
+            let f = &schema.fields[i];
+            key_idx.push(i);
+            plain_key_fields.push(f.clone());
+            key_fields.push(DataField::new(
+                KEY_FIELD_ID_START + f.id,
+                format!("_KEY_{}", f.name),
+                f.data_type.with_nullable(false),
+            ));
+        }
+        let mut file_fields = key_fields.clone();
+        file_fields.push(DataField::new(
+            SEQUENCE_NUMBER_FIELD_ID,
+            "_SEQUENCE_NUMBER",
+            DataType::not_null(TypeKind::BigInt),
+        ));
+        file_fields.push(DataField::new(
+            VALUE_KIND_FIELD_ID,
+            "_VALUE_KIND",
+            DataType::not_null(TypeKind::TinyInt),
+        ));
+        file_fields.extend(schema.fields.iter().cloned());
+        let file_schema = paimon_to_arrow_schema(&file_fields)?;
+        let options = schema.core_options();
+        let merge = MergeConfig::from_table_schema(schema)?;
+        Ok(KvLayout {
+            key_idx,
+            file_fields,
+            key_fields,
+            plain_key_fields,
+            file_schema,
+            engine: merge.engine,
+            ignore_delete: options.ignore_delete()?,
+            merge,
+        })
+    }
+
+    /// The buffer sorted by (key, `sequence.field`, sequence number) and merged to one record
+    /// per key, in the file layout.
+    fn sort_and_merge(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
+        let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
+            .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
+        let k = self.key_idx.len();
+        let kinds = batch
+            .column(k + 1)
+            .as_primitive::<arrow_array::types::Int8Type>()
+            .clone();
+        // Drop retractions first where the table ignores them.
+        let batch = if self.ignore_delete {
+            let keep = arrow_array::BooleanArray::from_iter(
+                kinds.values().iter().map(|b| Some(*b == 0 || *b == 2)),
+            );
+            arrow_select::filter::filter_record_batch(&batch, &keep)
+                .map_err(|e| Error::arrow("dropping ignored retractions", e))?
+        } else {
+            batch
+        };
+        let n = batch.num_rows();
+        // Sort keys: the key columns, then sequence.field columns, then _SEQUENCE_NUMBER.
+        let mut sort_cols: Vec<arrow_row::SortField> = Vec::new();
+        let mut arrays: Vec<ArrayRef> = Vec::new();
+        for i in 0..k {
+            sort_cols.push(arrow_row::SortField::new(
+                batch.column(i).data_type().clone(),
+            ));
+            arrays.push(Arc::clone(batch.column(i)));
+        }
+        let key_converter = arrow_row::RowConverter::new(sort_cols)
+            .map_err(|e| Error::arrow("comparing primary keys", e))?;
+        let key_rows = key_converter
+            .convert_columns(&arrays)
+            .map_err(|e| Error::arrow("comparing primary keys", e))?;
+        let seq_fields = self.merge_sequence_columns(&batch)?;
+        let seq_rows = match &seq_fields {
+            Some((conv, cols)) => Some(
+                conv.convert_columns(cols)
+                    .map_err(|e| Error::arrow("comparing sequence.field", e))?,
+            ),
+            None => None,
+        };
+        let seq = batch
+            .column(k)
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .clone();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by(|a, b| {
+            let (a, b) = (*a as usize, *b as usize);
+            key_rows
+                .row(a)
+                .cmp(&key_rows.row(b))
+                .then_with(|| match &seq_rows {
+                    Some(r) => r.row(a).cmp(&r.row(b)),
+                    None => std::cmp::Ordering::Equal,
+                })
+                .then_with(|| seq.value(a).cmp(&seq.value(b)))
+        });
+        let kinds = batch
+            .column(k + 1)
+            .as_primitive::<arrow_array::types::Int8Type>()
+            .clone();
+        // Key groups over the sorted order.
+        let mut groups: Vec<(usize, usize)> = Vec::new();
+        let mut start = 0;
+        for i in 1..=order.len() {
+            if i == order.len()
+                || key_rows.row(order[i] as usize) != key_rows.row(order[start] as usize)
+            {
+                groups.push((start, i));
+                start = i;
+            }
+        }
+        let pick = |idx: Vec<u32>| -> Result<RecordBatch> {
+            let idx = UInt32Array::from(idx);
+            let cols = batch
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| Error::arrow("taking the merged rows", e))?;
+            RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
+                .map_err(|e| Error::arrow("building the merged rows", e))
+        };
+        match self.engine {
+            MergeEngine::Deduplicate => pick(groups.iter().map(|(_, e)| order[e - 1]).collect()),
+            MergeEngine::FirstRow => {
+                let mut idx = Vec::with_capacity(groups.len());
+                for (s, e) in &groups {
+                    let mut chosen = None;
+                    for r in &order[*s..*e] {
+                        let kind = kinds.value(*r as usize);
+                        if kind == 1 || kind == 3 {
+                            return Err(Error::invalid(format!(
+                                "first-row tables take no retractions (-U/-D) unless \
+                                 'ignore-delete' is true; row {} of the input is one",
+                                seq.value(*r as usize)
+                            )));
+                        }
+                        if chosen.is_none() {
+                            chosen = Some(*r);
+                        }
+                    }
+                    if let Some(c) = chosen {
+                        idx.push(c);
+                    }
+                }
+                pick(idx)
+            }
+            MergeEngine::PartialUpdate | MergeEngine::Aggregation => {
+                if kinds.values().iter().any(|b| *b == 1 || *b == 3) {
+                    return Err(Error::unsupported(format!(
+                        "writing retractions (-U/-D) to {} tables",
+                        engine_name(self.engine)
+                    )));
+                }
+                let sorted = pick(order.clone())?;
+                self.merge_sorted(&sorted, &groups)
+            }
+        }
+    }
+
+    /// `sequence.field` columns (value positions in the file layout) and their converter.
+    #[allow(clippy::type_complexity)]
+    fn merge_sequence_columns(
+        &self,
+        batch: &RecordBatch,
+    ) -> Result<Option<(arrow_row::RowConverter, Vec<ArrayRef>)>> {
+        let names = &self.merge.sequence_fields;
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let descending = !self.merge.sequence_ascending;
+        let mut fields = Vec::new();
+        let mut cols = Vec::new();
+        for n in names {
+            let i = self
+                .file_schema
+                .fields()
+                .iter()
+                .rposition(|f| f.name() == n)
+                .ok_or_else(|| Error::invalid(format!("sequence.field '{n}' is not a column")))?;
+            let c = Arc::clone(batch.column(i));
+            fields.push(arrow_row::SortField::new_with_options(
+                c.data_type().clone(),
+                arrow_schema::SortOptions {
+                    descending,
+                    nulls_first: !descending,
+                },
+            ));
+            cols.push(c);
+        }
+        let conv = arrow_row::RowConverter::new(fields)
+            .map_err(|e| Error::arrow("comparing sequence.field", e))?;
+        Ok(Some((conv, cols)))
+    }
+
+    /// Merge the groups of a sorted, add-only batch with the read side's merge engine: one
+    /// `+I` record per key, with the key group's largest sequence number.
+    fn merge_sorted(&self, sorted: &RecordBatch, groups: &[(usize, usize)]) -> Result<RecordBatch> {
+        let k = self.key_idx.len();
+        let value_names: Vec<String> = self.file_fields[k + 2..]
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        let read = self.merge.read_fields(&value_names);
+        let input_schema = self.merge.input_schema(&read)?;
+        if input_schema.fields().len() != sorted.num_columns() {
+            return Err(Error::unsupported(
+                "merging a write buffer whose merge needs extra columns",
+            ));
+        }
+        let input = RecordBatch::try_new(Arc::clone(&input_schema), sorted.columns().to_vec())
+            .map_err(|e| Error::arrow("building the merge input", e))?;
+        let runs: Vec<Box<dyn RunSource>> = vec![Box::new(MemoryRunSource::new([input]))];
+        let output: Vec<usize> = (0..value_names.len()).collect();
+        let mut reader =
+            MergeReader::try_new(&self.merge, input_schema, output, runs, groups.len().max(1))?;
+        let mut values = Vec::new();
+        loop {
+            let fut = std::pin::pin!(reader.next_batch());
+            let mut fut = fut;
+            match fut
+                .as_mut()
+                .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+            {
+                std::task::Poll::Ready(Ok(Some(b))) => values.push(b),
+                std::task::Poll::Ready(Ok(None)) => break,
+                std::task::Poll::Ready(Err(e)) => return Err(e),
+                std::task::Poll::Pending => {
+                    return Err(Error::invalid("in-memory merge suspended"));
+                }
+            }
+        }
+        let vschema = values
+            .first()
+            .map(|b| b.schema())
+            .unwrap_or_else(|| Arc::new(Schema::new(Vec::<Field>::new())));
+        let values = arrow_select::concat::concat_batches(&vschema, &values)
+            .map_err(|e| Error::arrow("concatenating merged rows", e))?;
+        if values.num_rows() != groups.len() {
+            return Err(Error::unsupported(format!(
+                "the {} merge of the write buffer dropped keys ({} keys, {} rows)",
+                engine_name(self.engine),
+                groups.len(),
+                values.num_rows()
+            )));
+        }
+        let last = UInt32Array::from(
+            groups
+                .iter()
+                .map(|(_, e)| (*e - 1) as u32)
+                .collect::<Vec<_>>(),
+        );
+        let mut cols = Vec::with_capacity(sorted.num_columns());
+        for c in &sorted.columns()[..k + 1] {
+            cols.push(
+                arrow_select::take::take(c.as_ref(), &last, None)
+                    .map_err(|e| Error::arrow("taking merged keys", e))?,
+            );
+        }
+        cols.push(Arc::new(Int8Array::from(vec![0i8; groups.len()])));
+        cols.extend(values.columns().iter().cloned());
+        RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
+            .map_err(|e| Error::arrow("building merged rows", e))
+    }
+
+    /// Encode one sorted, merged part as a level-0 file.
+    fn encode_file(
+        &self,
+        part: &RecordBatch,
+        name: &str,
+        format: &str,
+        options: &CoreOptions,
+        schema_id: i64,
+        time_millis: i64,
+    ) -> Result<(DataFileMeta, Bytes)> {
+        let k = self.key_idx.len();
+        let mut encoder = DataFileEncoder::try_new(&self.file_fields, format, options)?;
+        encoder.write(part)?;
+        let bytes = encoder.finish()?;
+        let key_types: Vec<DataType> = self
+            .key_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let key_cols: Vec<ArrayRef> = part.columns()[..k].to_vec();
+        let rows = part.num_rows();
+        let min_key = binary_row_at(&key_cols, &key_types, 0)?;
+        let max_key = binary_row_at(&key_cols, &key_types, rows.saturating_sub(1))?;
+        let mut stats = StatsCollector::for_key_value(
+            &self.plain_key_fields,
+            &self.file_fields[k + 2..],
+            options,
+            0,
+            false,
+        )?;
+        stats.update(part.columns())?;
+        let (value_stats, value_stats_cols) = stats.finish()?;
+        let key_stats = stats.finish_key_stats()?;
+        let seq = part
+            .column(k)
+            .as_primitive::<arrow_array::types::Int64Type>();
+        let kinds = part
+            .column(k + 1)
+            .as_primitive::<arrow_array::types::Int8Type>();
+        let deletes = kinds
+            .values()
+            .iter()
+            .filter(|b| **b == 1 || **b == 3)
+            .count() as i64;
+        let meta = DataFileMeta {
+            file_name: name.to_owned(),
+            file_size: bytes.len() as i64,
+            row_count: rows as i64,
+            min_key,
+            max_key,
+            key_stats,
+            value_stats,
+            min_sequence_number: seq.values().iter().copied().min().unwrap_or(0),
+            max_sequence_number: seq.values().iter().copied().max().unwrap_or(0),
+            schema_id,
+            level: 0,
+            extra_files: Vec::new(),
+            creation_time_millis: Some(time_millis),
+            delete_row_count: Some(deletes),
+            embedded_index: None,
+            file_source: Some(FileSource::Append),
+            value_stats_cols,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        };
+        Ok((meta, Bytes::from(bytes)))
+    }
+}
+
+/// The option value of a merge engine.
+fn engine_name(engine: MergeEngine) -> &'static str {
+    match engine {
+        MergeEngine::Deduplicate => "deduplicate",
+        MergeEngine::PartialUpdate => "partial-update",
+        MergeEngine::Aggregation => "aggregation",
+        MergeEngine::FirstRow => "first-row",
+    }
+}
+
+/// A memory-size option in bytes, Java's default when absent.
+fn memory_option(options: &CoreOptions, key: &str, default: u64) -> Result<u64> {
+    match options.get(key) {
+        None => Ok(default),
+        Some(v) => parse_memory_size(v)
+            .ok()
+            .and_then(|b| u64::try_from(b).ok())
+            .ok_or_else(|| Error::invalid(format!("option '{key}' = '{v}' is not a memory size"))),
+    }
+}
+
+/// Cast an input column to the table column's Arrow type, refusing lossy casts.
+fn conform_column(col: &ArrayRef, field: &Field, ty: &DataType) -> Result<ArrayRef> {
+    let opts = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    if !arrow_cast::can_cast_types(col.data_type(), field.data_type()) {
+        return Err(Error::invalid(format!(
+            "input column '{}' has type {} which cannot be written to a {} column",
+            field.name(),
+            col.data_type(),
+            ty
+        )));
+    }
+    arrow_cast::cast_with_options(col, field.data_type(), &opts).map_err(|e| {
+        Error::invalid(format!(
+            "input column '{}' ({}) does not fit the column type {ty}: {e}",
+            field.name(),
+            col.data_type()
+        ))
+    })
+}
+
+/// Row kinds as `_VALUE_KIND` bytes from a Utf8 (`+I`, `-U`, `+U`, `-D`) or Int8 (0..=3)
+/// column.
+fn row_kinds(col: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    let bad = |row: usize, v: String| {
+        Error::invalid(format!(
+            "row {row} of column '{name}': '{v}' is not a row kind (+I, -U, +U, -D)"
+        ))
+    };
+    let mut out = Vec::with_capacity(col.len());
+    match col.data_type() {
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => {
+            let s = arrow_cast::cast(col, &ArrowType::Utf8)
+                .map_err(|e| Error::arrow("reading row kinds", e))?;
+            let s = s.as_string::<i32>();
+            for r in 0..s.len() {
+                if s.is_null(r) {
+                    out.push(0);
+                    continue;
+                }
+                let v = s.value(r);
+                let b = match v {
+                    "+I" => 0,
+                    "-U" => 1,
+                    "+U" => 2,
+                    "-D" => 3,
+                    _ => return Err(bad(r, v.to_owned())),
+                };
+                out.push(b);
+            }
+        }
+        ArrowType::Int8 => {
+            let a = col.as_primitive::<arrow_array::types::Int8Type>();
+            for r in 0..a.len() {
+                let b = if a.is_null(r) { 0 } else { a.value(r) };
+                if !(0..=3).contains(&b) {
+                    return Err(bad(r, b.to_string()));
+                }
+                out.push(b);
+            }
+        }
+        other => {
+            return Err(Error::invalid(format!(
+                "column '{name}' gives row kinds and must be a string (+I, -U, +U, -D), got {other}"
+            )));
+        }
+    }
+    Ok(Arc::new(Int8Array::from(out)))
+}

@@ -1,0 +1,188 @@
+//! `create` and `write`: make a table, write rows and commit them as one snapshot.
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use clap::Args;
+use paimon_native::Table;
+
+use super::error_chain;
+use super::input::{InputFormat, read_input};
+
+/// `paimon-kernel create TABLE --schema FILE`.
+#[derive(Debug, Args)]
+pub(crate) struct CreateArgs {
+    /// Table directory or URL to create.
+    table: String,
+    /// Paimon's schema JSON (`fields`, `partitionKeys`, `primaryKeys`, `options`, `comment`);
+    /// `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    schema: String,
+}
+
+/// `paimon-kernel write TABLE --input FILE|- [--format F] [--overwrite [--partition k=v,..]]`.
+#[derive(Debug, Args)]
+pub(crate) struct WriteArgs {
+    /// Table directory or URL.
+    table: String,
+    /// Rows to write: a file, or `-` for stdin (an Arrow IPC stream unless `--format` says
+    /// otherwise).
+    #[arg(long, value_name = "FILE|-")]
+    input: String,
+    /// Input format; by default from the file extension (`.arrow`, `.parquet`, `.csv`,
+    /// `.jsonl`), an Arrow IPC stream for `-`.
+    #[arg(long, value_name = "arrow|parquet|csv|jsonl")]
+    format: Option<String>,
+    /// Replace the table's rows (or, with `--partition`, that partition's rows) instead of
+    /// adding to them.
+    #[arg(long)]
+    overwrite: bool,
+    /// The static partition to overwrite, `k=v,k2=v2` (needs `--overwrite`).
+    #[arg(long, value_name = "k=v,...", requires = "overwrite")]
+    partition: Option<String>,
+    /// Commit user (default: a random UUID, as Java's batch writes).
+    #[arg(long, value_name = "USER")]
+    commit_user: Option<String>,
+}
+
+fn read_text(source: &str) -> Result<Vec<u8>, String> {
+    if source == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| format!("reading stdin: {e}"))?;
+        return Ok(buf);
+    }
+    std::fs::read(source).map_err(|e| format!("reading {source}: {e}"))
+}
+
+/// Run `create`.
+pub(crate) async fn create(a: CreateArgs, json: bool) -> Result<(), String> {
+    let schema = read_text(&a.schema)?;
+    let table = Table::create(&a.table, &schema)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    let schema = table.schema().await.map_err(|e| error_chain(&e))?;
+    if json {
+        super::print(
+            &serde_json::json!({"location": table.location(), "schemaId": schema.id}).to_string(),
+        );
+    } else {
+        super::print(&format!(
+            "created table {} ({} columns)",
+            table.location(),
+            schema.fields.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Parse `k=v,k2=v2`.
+fn parse_partition(spec: &str) -> Result<std::collections::BTreeMap<String, String>, String> {
+    spec.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let (k, v) = p
+                .split_once('=')
+                .ok_or_else(|| format!("--partition: '{p}' is not k=v"))?;
+            Ok((k.trim().to_owned(), v.to_owned()))
+        })
+        .collect()
+}
+
+/// Run `write`.
+pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
+    let started = Instant::now();
+    let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
+    let mut writer = table.new_write().await.map_err(|e| error_chain(&e))?;
+    let format = match &a.format {
+        Some(f) => Some(InputFormat::from_name(f).map_err(|e| error_chain(&e))?),
+        None => None,
+    };
+    let mut schema = (*writer.input_schema()).clone();
+    let mut fields: Vec<_> = schema.fields().iter().cloned().collect();
+    fields.push(std::sync::Arc::new(arrow_schema::Field::new(
+        paimon_kernel::write::table_write::ROW_KIND_COLUMN,
+        arrow_schema::DataType::Utf8,
+        true,
+    )));
+    schema = arrow_schema::Schema::new(fields);
+    let batches =
+        read_input(&a.input, format, &std::sync::Arc::new(schema)).map_err(|e| error_chain(&e))?;
+    let progress = std::io::stderr().is_terminal();
+    let mut last_report = Instant::now();
+    let outcome: Result<_, paimon_native::Error> = async {
+        for batch in batches {
+            writer.write(&batch?).await?;
+            if progress && last_report.elapsed().as_millis() >= 1000 {
+                last_report = Instant::now();
+                let secs = started.elapsed().as_secs_f64().max(1e-9);
+                eprint!(
+                    "\r{} rows, {} files, {:.0} rows/s",
+                    writer.rows_written(),
+                    writer.files_written(),
+                    writer.rows_written() as f64 / secs
+                );
+            }
+        }
+        let messages = writer.prepare_commit().await?;
+        let commit = table.new_commit(a.commit_user.clone());
+        let outcome = if a.overwrite {
+            let partition = match &a.partition {
+                Some(p) => Some(parse_partition(p).map_err(|e| {
+                    paimon_native::Error::kernel(
+                        "write --partition",
+                        paimon_kernel::Error::invalid(e),
+                    )
+                })?),
+                None => None,
+            };
+            commit.overwrite(partition, messages).await?
+        } else {
+            commit.commit(messages).await?
+        };
+        Ok(outcome)
+    }
+    .await;
+    if progress {
+        eprintln!();
+    }
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let rows = writer.rows_written();
+            let _ = writer.abort().await;
+            return Err(format!(
+                "{} (after {rows} rows; the files written were deleted)",
+                error_chain(&e)
+            ));
+        }
+    };
+    let rows = writer.rows_written();
+    let files = writer.files_written();
+    if json {
+        super::print(
+            &serde_json::json!({
+                "rows": rows,
+                "files": files,
+                "snapshots": outcome.snapshot_ids,
+            })
+            .to_string(),
+        );
+    } else {
+        let snaps = outcome
+            .snapshot_ids
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        super::print(&format!(
+            "wrote {rows} rows in {files} files; snapshot {}",
+            if snaps.is_empty() {
+                "none (nothing to commit)".to_owned()
+            } else {
+                snaps
+            }
+        ));
+    }
+    Ok(())
+}

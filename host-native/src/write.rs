@@ -1,0 +1,333 @@
+//! Writing tables: create, write rows, commit.
+//!
+//! ```text
+//! Table::create(location, schema JSON)            schema/schema-0 (create-new)
+//! table.new_write()  -> TableWriter               restores sequence numbers from the latest snapshot
+//!   writer.write(&batch)                          data files Put (create-new) as they complete
+//!   writer.prepare_commit() -> Vec<CommitMessage>
+//! table.new_commit(user).commit(identifier, messages)   manifests, manifest list, snapshot-N
+//! ```
+//!
+//! Time and the seed of new file names come from this host (the system clock and the OS's
+//! random source); the core itself takes them as inputs, so a recorded write replays to the
+//! same requests. Source: Java `org.apache.paimon.table.sink.BatchWriteBuilder` (new write,
+//! new commit), `TableWriteImpl`, `TableCommitImpl`.
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::StreamExt;
+use std::collections::BTreeMap;
+
+use paimon_kernel::commit::{
+    CommitMessage, CommitMode, CommitOptions, CommitOutcome, abort_machine, commit_machine,
+};
+use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
+use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, PutMode};
+use paimon_kernel::write::create::{create_table_machine, new_table_schema};
+use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
+
+use crate::error::{Error, Result};
+use crate::host::ObjectStoreHost;
+use crate::table::Table;
+
+/// Files `Put` at once by a writer.
+const PUT_CONCURRENCY: usize = 8;
+
+/// Milliseconds since the epoch, from the system clock.
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// 64 random bits from the OS (the seed of new file names).
+pub(crate) fn random_seed() -> u64 {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        // No OS randomness: fall back to the clock and the process id, still unique enough
+        // across processes for file names (every Put of a new file is create-new anyway).
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        return t ^ (u64::from(std::process::id()) << 32);
+    }
+    u64::from_le_bytes(b)
+}
+
+impl Table {
+    /// Create a table at `location` from Paimon's schema JSON (see
+    /// [`paimon_kernel::write::create::new_table_schema`]) and open it.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] for an invalid schema (naming the field or option) or when a table
+    /// already exists there; location and store errors as [`Table::open`].
+    pub async fn create(location: &str, schema_json: &[u8]) -> Result<Table> {
+        let host = ObjectStoreHost::open(location)?;
+        let schema = new_table_schema(schema_json, now_millis())
+            .map_err(|e| Error::kernel(format!("creating table {}", host.url()), e))?;
+        let machine =
+            create_table_machine(schema).describe(format!("creating table {}", host.url()));
+        host.run_to_vec(machine).await?;
+        Table::open_with_host(host).await
+    }
+
+    /// A writer for the table's latest schema, continuing after the latest snapshot's files.
+    ///
+    /// # Errors
+    /// As [`Table::schema`] and [`crate::TableScan::data_files`]; [`Error::Kernel`] with
+    /// `Unsupported` for tables this writer cannot write yet (the message names the feature).
+    pub async fn new_write(&self) -> Result<TableWriter> {
+        let schema = self.schema().await?;
+        let restore = match self.scan().data_files().await? {
+            Some(files) => WriteRestore::from_entries(&files.entries),
+            None => WriteRestore::default(),
+        };
+        let inner = TableWrite::try_new(
+            schema,
+            restore,
+            WriteOptions {
+                seed: random_seed(),
+                time_millis: now_millis(),
+            },
+        )
+        .map_err(|e| Error::kernel(format!("writing to table {}", self.location()), e))?;
+        Ok(TableWriter {
+            table: self.clone(),
+            inner,
+            written: Vec::new(),
+            rows: 0,
+        })
+    }
+}
+
+/// Writes rows to a table; see the module docs.
+#[derive(Debug)]
+pub struct TableWriter {
+    table: Table,
+    inner: TableWrite,
+    /// Paths of every file this writer `Put`, for an abort.
+    written: Vec<String>,
+    rows: u64,
+}
+
+impl TableWriter {
+    /// The Arrow schema input batches should have (the table's columns; a `_ROW_KIND` Utf8
+    /// column may be added for primary-key tables).
+    pub fn input_schema(&self) -> SchemaRef {
+        self.inner.input_schema()
+    }
+
+    /// Rows written so far.
+    pub fn rows_written(&self) -> u64 {
+        self.rows
+    }
+
+    /// Files written so far.
+    pub fn files_written(&self) -> usize {
+        self.written.len()
+    }
+
+    /// Write `batch` (columns by name); completed data files are written to the store now.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] with `Invalid` naming the column and row for input that does not fit
+    /// the table (nothing of the batch is written then); store errors of the `Put`s.
+    pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.inner.write(batch).map_err(|e| self.context(e))?;
+        self.rows += batch.num_rows() as u64;
+        let files = self.inner.take_files();
+        self.put_files(files).await
+    }
+
+    /// Flush everything and return the commit messages (one per partition and bucket that got
+    /// files). The writer can go on writing for a next commit.
+    ///
+    /// # Errors
+    /// Encoding and store errors.
+    pub async fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        let messages = self.inner.prepare_commit().map_err(|e| self.context(e))?;
+        let files = self.inner.take_files();
+        self.put_files(files).await?;
+        Ok(messages)
+    }
+
+    /// Delete every file this writer wrote (use when the messages will not be committed).
+    ///
+    /// # Errors
+    /// Store errors other than a missing file.
+    pub async fn abort(mut self) -> Result<()> {
+        let paths = std::mem::take(&mut self.written);
+        delete_paths(self.table.host(), paths).await
+    }
+
+    fn context(&self, e: paimon_kernel::Error) -> Error {
+        Error::kernel(format!("writing to table {}", self.table.location()), e)
+    }
+
+    async fn put_files(&mut self, files: Vec<FileToPut>) -> Result<()> {
+        let host = self.table.host().clone();
+        let results: Vec<(String, IoAnswer)> = futures::stream::iter(files)
+            .map(|f| {
+                let host = host.clone();
+                async move {
+                    let answer = host
+                        .answer(&IoOp::Put {
+                            path: f.path.clone(),
+                            bytes: f.bytes,
+                            mode: PutMode::CreateNew,
+                        })
+                        .await;
+                    (f.path, answer)
+                }
+            })
+            .buffer_unordered(PUT_CONCURRENCY)
+            .collect()
+            .await;
+        let mut failure = None;
+        for (path, answer) in results {
+            match answer {
+                IoAnswer::Done => self.written.push(path),
+                IoAnswer::Error { kind, detail } if failure.is_none() => {
+                    failure = Some(paimon_kernel::Error::io(path, kind, detail));
+                }
+                _ => {}
+            }
+        }
+        match failure {
+            Some(e) => Err(self.context(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Delete `paths` (missing ones are fine).
+pub(crate) async fn delete_paths(host: &ObjectStoreHost, paths: Vec<String>) -> Result<()> {
+    let answers: Vec<(String, IoAnswer)> = futures::stream::iter(paths)
+        .map(|path| {
+            let host = host.clone();
+            async move {
+                let a = host.answer(&IoOp::Delete { path: path.clone() }).await;
+                (path, a)
+            }
+        })
+        .buffer_unordered(PUT_CONCURRENCY)
+        .collect()
+        .await;
+    for (path, a) in answers {
+        if let IoAnswer::Error { kind, detail } = a
+            && kind != IoErrorKind::NotFound
+        {
+            return Err(Error::kernel(
+                format!("deleting files of table {}", host.url()),
+                paimon_kernel::Error::io(path, kind, detail),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Commits messages to a table as one coordinator; see the module docs.
+///
+/// Source: Java `org.apache.paimon.table.sink.TableCommitImpl` (batch commit).
+#[derive(Debug, Clone)]
+pub struct TableCommit {
+    table: Table,
+    commit_user: String,
+}
+
+impl Table {
+    /// A committer for this table. `commit_user` defaults to a random UUID, as Java's batch
+    /// writes do (a commit whose user and identifier are already in a snapshot is not applied
+    /// again).
+    pub fn new_commit(&self, commit_user: Option<String>) -> TableCommit {
+        let commit_user =
+            commit_user.unwrap_or_else(|| paimon_kernel::write::NameSource::new(random_seed()).uuid());
+        TableCommit {
+            table: self.clone(),
+            commit_user,
+        }
+    }
+}
+
+impl TableCommit {
+    /// The commit user.
+    pub fn commit_user(&self) -> &str {
+        &self.commit_user
+    }
+
+    /// Commit `messages` as a batch commit (identifier `i64::MAX`): one `APPEND` snapshot for
+    /// written files (and one `COMPACT` snapshot for compaction results).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: a conflict (`CommitConflict`), too many lost races, IO failures.
+    /// Nothing is visible after an error; the data files of the messages stay (use
+    /// [`TableCommit::abort`]).
+    pub async fn commit(&self, messages: Vec<CommitMessage>) -> Result<CommitOutcome> {
+        self.run(messages, CommitMode::Append, BATCH_COMMIT_IDENTIFIER)
+            .await
+    }
+
+    /// Commit `messages` with an identifier of the caller's (streaming-style commits; the
+    /// same user and identifier are never applied twice).
+    ///
+    /// # Errors
+    /// As [`TableCommit::commit`].
+    pub async fn commit_with_identifier(
+        &self,
+        identifier: i64,
+        messages: Vec<CommitMessage>,
+    ) -> Result<CommitOutcome> {
+        self.run(messages, CommitMode::Append, identifier).await
+    }
+
+    /// Overwrite: `partition` (`key → value`, some keys may be left out) is replaced by the
+    /// messages' files; `None` follows the table's `dynamic-partition-overwrite` (default
+    /// true: only the partitions the new files are in; an unpartitioned table is replaced
+    /// whole).
+    ///
+    /// # Errors
+    /// As [`TableCommit::commit`]; `Invalid` when a new file lies outside `partition`.
+    pub async fn overwrite(
+        &self,
+        partition: Option<BTreeMap<String, String>>,
+        messages: Vec<CommitMessage>,
+    ) -> Result<CommitOutcome> {
+        let schema = self.table.schema().await?;
+        let dynamic = match (&partition, schema.options.get("dynamic-partition-overwrite")) {
+            (Some(_), _) => false,
+            (None, Some(v)) => !v.eq_ignore_ascii_case("false"),
+            (None, None) => true,
+        };
+        let mode = CommitMode::Overwrite {
+            partition_filter: partition,
+            dynamic,
+        };
+        self.run(messages, mode, BATCH_COMMIT_IDENTIFIER).await
+    }
+
+    /// Delete the files the messages added (they will not be committed).
+    ///
+    /// # Errors
+    /// Store errors other than a missing file.
+    pub async fn abort(&self, messages: Vec<CommitMessage>) -> Result<()> {
+        let schema = self.table.schema().await?;
+        let machine = abort_machine(schema, messages)
+            .describe(format!("aborting a commit to table {}", self.table.location()));
+        self.table.host().run_to_vec(machine).await?;
+        Ok(())
+    }
+
+    async fn run(
+        &self,
+        messages: Vec<CommitMessage>,
+        mode: CommitMode,
+        identifier: i64,
+    ) -> Result<CommitOutcome> {
+        let schema = self.table.schema().await?;
+        let options = CommitOptions::new(self.commit_user.clone(), now_millis(), random_seed())
+            .with_identifier(identifier);
+        let machine = commit_machine(schema, messages, mode, options)
+            .describe(format!("committing to table {}", self.table.location()));
+        self.table.host().run_once(machine).await
+    }
+}
