@@ -6,7 +6,8 @@ $TABLES standing for conformance/tables/corpus.db. Derived from the corpus expec
 every table gets a latest scan, a plan and a snapshots listing; every additional read of the
 expected file (time travel by snapshot id and tag, projections, row ids) becomes a scan; tables
 with tags get a tags listing; a predicate case and a limit case on tables with an integer
-column.
+column. Every write spec of write-specs/ becomes a `write` case (`write.<spec name>`) recorded
+into an empty directory ($EMPTY).
 """
 import glob, json, os, re, shlex
 
@@ -51,6 +52,10 @@ for f in sorted(glob.glob(os.path.join(here, 'tables', '*.expected.json'))):
             v = vals[len(vals) // 2]
             add(f'{t}.scan-where-{c}-ge', 'scan', T, '--where', f'{c} >= {v}')
             add(f'{t}.scan-limit-3', 'scan', T, '--limit', '3', '--batch-size', '2')
+
+for f in sorted(glob.glob(os.path.join(here, 'write-specs', '*.json'))):
+    name = os.path.splitext(os.path.basename(f))[0]
+    add(f'write.{name}', 'write', '$EMPTY', '--spec', f'conformance/write-specs/{name}.json')
 
 with open(os.path.join(here, 'cases.txt'), 'w') as out:
     out.write('\n'.join(lines) + '\n')

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Re-records every case of conformance/cases.txt from the corpus tables.
+# Re-records every case of conformance/cases.txt from the corpus tables (write cases: into a
+# fresh empty directory, $EMPTY in the command, from conformance/write-specs/).
 # Usage: conformance/record-all.sh [NAME-REGEX]    (from anywhere; builds the CLI first)
 # Cases whose read fails are reported and skipped (their old recording is removed).
 set -euo pipefail
@@ -16,6 +17,8 @@ while IFS=$'\t' read -r name command; do
   [ -z "$name" ] && continue
   [[ "$name" =~ $filter ]] || continue
   rm -rf "conformance/cases/$name"
+  empty="$(mktemp -d)/${name#write.}"
+  command="${command//\$EMPTY/$empty}"
   # shellcheck disable=SC2086
   eval "set -- ${command//\$TABLES/$TABLES}"
   if out=$("$BIN" record --out "conformance/cases/$name" --blobs conformance/blobs -- "$@" 2>&1); then
@@ -25,6 +28,7 @@ while IFS=$'\t' read -r name command; do
     rm -rf "conformance/cases/$name"
     echo "skipped $name: $out"
   fi
+  rm -rf "$(dirname "$empty")"
 done < conformance/cases.txt
 # Drop blobs no transcript refers to any more.
 if [ "$filter" = . ]; then :; else

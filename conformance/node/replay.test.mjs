@@ -1,6 +1,8 @@
 // Replays every recorded conformance case through the core compiled to wasm32 (host-wasm's
 // `replayCase`) and checks that the result is byte-identical to expected/ (Arrow IPC stream
-// for scans, canonical JSON otherwise), as the native replay test does.
+// for scans and writes, canonical JSON otherwise), as the native replay test does. Write cases
+// run the writer and the commit under wasm: every Put they make must carry the recorded bytes
+// (the replayer compares each request, body SHA-256 and length included, with the transcript).
 // Run: (cd conformance && node --test node/)   after scripts/build-wasm.sh
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -73,6 +75,25 @@ test("every case replays under wasm byte-identically to expected/", () => {
     }
   }
   assert.deepEqual(failures, [], `${failures.length} of ${cases.length} cases failed under wasm`);
+});
+
+const writeCases = cases.filter((n) => JSON.parse(readFileSync(join(casesDir, n, "case.json"), "utf8")).operation.op === "write");
+
+test("write cases replay under wasm with the recorded Put bytes", () => {
+  assert.ok(writeCases.length >= 3, `only ${writeCases.length} write cases`);
+  for (const name of writeCases) {
+    const dir = join(casesDir, name);
+    const text = readFileSync(join(dir, "transcript.jsonl"), "utf8");
+    const puts = [...text.matchAll(/"op":"put","path":"([^"]+)","mode":"[a-z_]+","sha256":"([0-9a-f]{64})"/g)];
+    assert.ok(puts.length > 0, `${name}: no puts`);
+    const got = wasm.replayCase(bundle(dir));
+    assert.equal(Buffer.compare(Buffer.from(got), readFileSync(join(dir, "expected", "result.arrows"))), 0, name);
+    // A recorded body hash that is not what the core under wasm writes is a drift.
+    const [put, path, sha] = puts.find(([, p]) => p.includes("data-"));
+    const other = sha.slice(0, 63) + (sha[63] === "0" ? "1" : "0");
+    const text2 = Buffer.from(bundle(dir)).toString("latin1").replace(put, put.replace(sha, other));
+    assert.throws(() => wasm.replayCase(Buffer.from(text2, "latin1")), /transcript drift/, `${name}: ${path}`);
+  }
 });
 
 test("a transcript drift is reported under wasm", () => {

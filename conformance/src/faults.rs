@@ -6,7 +6,9 @@
 //! Perturbations (see [`Fault`]): answers of a round handed to the machine in reverse order;
 //! a snapshot file that disappears between `LATEST` and its read; a truncated body; a
 //! transient error that the host retries; a transient error surfaced to the core; `List`
-//! unsupported; a ranged read answered with bytes beyond the range.
+//! unsupported; a ranged read answered with bytes beyond the range. For writes: a `Put` that
+//! fails, a `Put` whose answer is lost, and a crash right after a `Put` (the store keeps
+//! what was applied; `tests/crash.rs` checks the table and resumes the write from there).
 //!
 //! The fault host retries like a real host: every request is attempted against the (possibly
 //! flaky) store and a failed attempt is tried again as the [`RetryPolicy`] it is given says
@@ -15,8 +17,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use paimon_kernel::Result;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, Machine, MemoryStore, RequestId, Step};
+use paimon_kernel::{Error, Result};
 
 use crate::format::Case;
 use crate::operation::{Driver, Outcome, block_on_ready, run_operation};
@@ -57,6 +59,25 @@ pub enum Fault {
     ListUnsupported,
     /// Every ranged read answers one byte more than asked.
     ExtraBytes,
+    /// The `target`-th `Put` (counted over all machines, in request order) is not applied
+    /// and answers `Transient`: the write failed.
+    PutFails {
+        /// Which `Put`.
+        target: usize,
+    },
+    /// The `target`-th `Put` is applied but answers `Transient`: the write happened, its
+    /// answer was lost (a timeout after the store took it).
+    PutLost {
+        /// Which `Put`.
+        target: usize,
+    },
+    /// The process dies right after the `target`-th `Put` is applied: the driver answers
+    /// nothing more (later requests of the round included) and returns an error naming the
+    /// object ([`FaultDriver::crashed_after`]).
+    CrashAfterPut {
+        /// Which `Put`.
+        target: usize,
+    },
 }
 
 impl Fault {
@@ -72,6 +93,9 @@ impl Fault {
             Fault::TransientSurfaced { .. } => "transient-surfaced",
             Fault::ListUnsupported => "list-unsupported",
             Fault::ExtraBytes => "extra-bytes",
+            Fault::PutFails { .. } => "put-fails",
+            Fault::PutLost { .. } => "put-lost",
+            Fault::CrashAfterPut { .. } => "crash-after-put",
         }
         .to_string()
     }
@@ -89,6 +113,10 @@ pub struct FaultDriver<'a> {
     requests_seen: usize,
     /// Eligible reads seen so far (for [`Fault::TruncatedBody`]).
     reads_seen: usize,
+    /// `Put`s seen so far (for the `Put` faults).
+    puts_seen: usize,
+    /// The path of the `Put` after which the process died ([`Fault::CrashAfterPut`]).
+    crashed_after: Option<String>,
     /// Paths whose answers were perturbed.
     pub perturbed: Vec<String>,
 }
@@ -108,8 +136,30 @@ impl<'a> FaultDriver<'a> {
             retries: 0,
             requests_seen: 0,
             reads_seen: 0,
+            puts_seen: 0,
+            crashed_after: None,
             perturbed: Vec::new(),
         }
+    }
+
+    /// The store as the run left it.
+    pub fn store(&self) -> &MemoryStore {
+        &self.store
+    }
+
+    /// The store as the run left it, taken.
+    pub fn into_store(self) -> MemoryStore {
+        self.store
+    }
+
+    /// The path of the `Put` after which the process died, once it did.
+    pub fn crashed_after(&self) -> Option<&str> {
+        self.crashed_after.as_deref()
+    }
+
+    /// Requests answered so far (over all machines).
+    pub fn requests_seen(&self) -> usize {
+        self.requests_seen
     }
 
     /// Attempt number `attempt` (from 1) of `op` against the store.
@@ -126,6 +176,20 @@ impl<'a> FaultDriver<'a> {
     fn answer(&mut self, op: &IoOp) -> IoAnswer {
         let index = self.requests_seen;
         self.requests_seen += 1;
+        let put = match op {
+            IoOp::Put { .. } => {
+                self.puts_seen += 1;
+                Some(self.puts_seen - 1)
+            }
+            _ => None,
+        };
+        if let Fault::PutFails { target } = self.fault
+            && put == Some(target)
+        {
+            // Not applied, never retried: the store did not take it.
+            self.perturbed.push(op.path().to_string());
+            return IoAnswer::error(IoErrorKind::Transient);
+        }
         let mut attempt = 1u32;
         let mut answer = loop {
             let answer = self.attempt(op, attempt);
@@ -184,6 +248,14 @@ impl<'a> FaultDriver<'a> {
                     answer = IoAnswer::bytes(longer);
                 }
             }
+            (Fault::PutLost { target }, IoOp::Put { path, .. }) if put == Some(target) => {
+                self.perturbed.push(path.clone());
+                answer = IoAnswer::error(IoErrorKind::Transient);
+            }
+            (Fault::CrashAfterPut { target }, IoOp::Put { path, .. }) if put == Some(target) => {
+                self.perturbed.push(path.clone());
+                self.crashed_after = Some(path.clone());
+            }
             (Fault::TruncatedBody { target }, IoOp::Read { path, .. }) => {
                 if let IoAnswer::Bytes { bytes } = &answer
                     && !bytes.is_empty()
@@ -211,8 +283,16 @@ impl Driver for FaultDriver<'_> {
         loop {
             match machine.step()? {
                 Step::NeedIo(round) => {
-                    let mut answers: Vec<(RequestId, IoAnswer)> =
-                        round.iter().map(|r| (r.id, self.answer(&r.op))).collect();
+                    let mut answers: Vec<(RequestId, IoAnswer)> = Vec::new();
+                    for r in &round {
+                        answers.push((r.id, self.answer(&r.op)));
+                        if let Some(path) = &self.crashed_after {
+                            // The process is gone: nothing more is answered or applied.
+                            return Err(Error::Protocol {
+                                detail: format!("injected crash after the put of {path}"),
+                            });
+                        }
+                    }
                     if self.fault == Fault::ReorderAnswers {
                         answers.reverse();
                     }

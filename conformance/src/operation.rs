@@ -266,8 +266,7 @@ pub async fn run_scan<D: Driver>(driver: &mut D, op: &Operation) -> Result<Outco
         return Err(Error::invalid("run_scan needs a scan operation"));
     };
     let filter = filter.as_deref().map(Predicate::parse).transpose()?;
-    let plan =
-        run_plan(driver, scan_request(*snapshot_id, tag.as_deref(), options)).await?;
+    let plan = run_plan(driver, scan_request(*snapshot_id, tag.as_deref(), options)).await?;
     let ctx = Arc::new(ReadContext::try_new(
         &plan,
         columns.as_deref(),

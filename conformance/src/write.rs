@@ -27,7 +27,9 @@ use arrow_schema::{DataType as ArrowType, Field, Schema};
 use futures_util::future::join_all;
 use paimon_kernel::canonical::parse::batch_from_rows;
 use paimon_kernel::commit::committer::WRITER_VERSION;
-use paimon_kernel::commit::{CommitMessage, CommitMode, CommitOptions, CommitOutcome, commit_machine};
+use paimon_kernel::commit::{
+    CommitMessage, CommitMode, CommitOptions, CommitOutcome, commit_machine,
+};
 use paimon_kernel::io::{Io, Machine, PutMode};
 use paimon_kernel::scan::planner::read_live_entries;
 use paimon_kernel::scan::snapshot_resolver::{
@@ -99,8 +101,9 @@ pub struct CommitSpec {
 impl CommitSpec {
     /// The commit options of this commit.
     pub fn commit_options(&self) -> CommitOptions {
-        let mut o = CommitOptions::new(self.commit_user.clone(), self.time_millis, self.commit_seed)
-            .with_identifier(self.commit_identifier.unwrap_or(BATCH_COMMIT_IDENTIFIER));
+        let mut o =
+            CommitOptions::new(self.commit_user.clone(), self.time_millis, self.commit_seed)
+                .with_identifier(self.commit_identifier.unwrap_or(BATCH_COMMIT_IDENTIFIER));
         o.writer_version = Some(
             self.writer_version
                 .clone()

@@ -63,6 +63,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// A commit lost the race to publish its snapshot `commit.max-retries` times in a row
+    /// (other committers published first). Nothing of it was published; running the same
+    /// commit again later (same user and identifier) is safe and is what a host does after
+    /// a backoff.
+    #[error("commit contended: {detail}")]
+    CommitContended {
+        /// Which commit, how many attempts, the last cause.
+        detail: String,
+    },
+
     /// An Arrow kernel failed.
     #[error("arrow error{}: {source}", if context.is_empty() { String::new() } else { format!(" in {context}") })]
     Arrow {

@@ -10,6 +10,10 @@
 //! paimon-kernel create    TABLE --schema FILE         create a table (Paimon schema JSON)
 //! paimon-kernel write     TABLE --input FILE|- [--format arrow|parquet|csv|jsonl]
 //!                         [--overwrite [--partition k=v,...]]   write rows, one commit
+//! paimon-kernel alter     TABLE [--add-column 'NAME TYPE'] [--drop-column NAME]
+//!                         [--rename-column OLD=NEW] [--alter-type 'NAME TYPE']
+//!                         [--set KEY=VALUE] [--reset KEY]      one new schema
+//! paimon-kernel delete    TABLE --where EXPR            delete rows (primary-key tables)
 //! paimon-kernel scan      TABLE [--snapshot N|--tag T|--timestamp-millis T] [--columns a,b]
 //!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow|count]
 //!                         [--output FILE] [--batch-size N]      read rows
@@ -71,6 +75,11 @@ enum Command {
     Create(cli::write::CreateArgs),
     /// Write rows (Arrow IPC, Parquet, CSV or JSON lines) and commit them as one snapshot.
     Write(cli::write::WriteArgs),
+    /// Change the schema: add, drop, rename or retype columns, set or reset options (the
+    /// flags repeat and apply in order, as one new schema).
+    Alter(cli::alter::AlterArgs),
+    /// Delete the rows matching a filter in one commit (primary-key tables).
+    Delete(cli::delete::DeleteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -158,6 +167,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Serve(a) => return serve::run(a).await,
         Command::Create(a) => return cli::write::create(a, json).await,
         Command::Write(a) => return cli::write::write(a, json).await,
+        Command::Alter(a) => return cli::alter::run(a, json).await,
+        Command::Delete(a) => return cli::delete::run(a, json).await,
         other => other,
     };
     let location = match &command {
@@ -171,7 +182,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Serve(_)
         | Command::Blob(_)
         | Command::Create(_)
-        | Command::Write(_) => {
+        | Command::Write(_)
+        | Command::Alter(_)
+        | Command::Delete(_) => {
             return Ok(());
         }
     };
@@ -190,7 +203,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Serve(_)
         | Command::Blob(_)
         | Command::Create(_)
-        | Command::Write(_) => {
+        | Command::Write(_)
+        | Command::Alter(_)
+        | Command::Delete(_) => {
             return Ok(());
         }
     };

@@ -21,14 +21,28 @@ use std::collections::BTreeMap;
 use paimon_kernel::commit::{
     CommitMessage, CommitMode, CommitOptions, CommitOutcome, abort_machine, commit_machine,
 };
-use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, PutMode};
+use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use paimon_kernel::write::create::{create_table_machine, new_table_schema};
 use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
 
 use crate::error::{Error, Result};
 use crate::host::ObjectStoreHost;
 use crate::table::Table;
+
+/// Rounds of `commit.max-retries` immediate retries a contended commit gets, with a backoff
+/// between rounds.
+const CONTENDED_ROUNDS: u32 = 10;
+
+/// The loop of [`TableCommit::run`] always returns from its last round.
+fn unreachable_contended() -> Result<CommitOutcome> {
+    Err(Error::kernel(
+        "committing",
+        paimon_kernel::Error::CommitContended {
+            detail: "no commit round ran".into(),
+        },
+    ))
+}
 
 /// Files `Put` at once by a writer.
 const PUT_CONCURRENCY: usize = 8;
@@ -62,7 +76,15 @@ impl Table {
     /// [`Error::Kernel`] for an invalid schema (naming the field or option) or when a table
     /// already exists there; location and store errors as [`Table::open`].
     pub async fn create(location: &str, schema_json: &[u8]) -> Result<Table> {
-        let host = ObjectStoreHost::open(location)?;
+        Self::create_with_host(ObjectStoreHost::open(location)?, schema_json).await
+    }
+
+    /// As [`Table::create`], at the root of `host` (e.g. an in-memory store shared by
+    /// several tables' handles).
+    ///
+    /// # Errors
+    /// As [`Table::create`].
+    pub async fn create_with_host(host: ObjectStoreHost, schema_json: &[u8]) -> Result<Table> {
         let schema = new_table_schema(schema_json, now_millis())
             .map_err(|e| Error::kernel(format!("creating table {}", host.url()), e))?;
         let machine =
@@ -240,8 +262,8 @@ impl Table {
     /// writes do (a commit whose user and identifier are already in a snapshot is not applied
     /// again).
     pub fn new_commit(&self, commit_user: Option<String>) -> TableCommit {
-        let commit_user =
-            commit_user.unwrap_or_else(|| paimon_kernel::write::NameSource::new(random_seed()).uuid());
+        let commit_user = commit_user
+            .unwrap_or_else(|| paimon_kernel::write::NameSource::new(random_seed()).uuid());
         TableCommit {
             table: self.clone(),
             commit_user,
@@ -293,7 +315,10 @@ impl TableCommit {
         messages: Vec<CommitMessage>,
     ) -> Result<CommitOutcome> {
         let schema = self.table.schema().await?;
-        let dynamic = match (&partition, schema.options.get("dynamic-partition-overwrite")) {
+        let dynamic = match (
+            &partition,
+            schema.options.get("dynamic-partition-overwrite"),
+        ) {
             (Some(_), _) => false,
             (None, Some(v)) => !v.eq_ignore_ascii_case("false"),
             (None, None) => true,
@@ -311,8 +336,10 @@ impl TableCommit {
     /// Store errors other than a missing file.
     pub async fn abort(&self, messages: Vec<CommitMessage>) -> Result<()> {
         let schema = self.table.schema().await?;
-        let machine = abort_machine(schema, messages)
-            .describe(format!("aborting a commit to table {}", self.table.location()));
+        let machine = abort_machine(schema, messages).describe(format!(
+            "aborting a commit to table {}",
+            self.table.location()
+        ));
         self.table.host().run_to_vec(machine).await?;
         Ok(())
     }
@@ -324,10 +351,228 @@ impl TableCommit {
         identifier: i64,
     ) -> Result<CommitOutcome> {
         let schema = self.table.schema().await?;
-        let options = CommitOptions::new(self.commit_user.clone(), now_millis(), random_seed())
-            .with_identifier(identifier);
-        let machine = commit_machine(schema, messages, mode, options)
-            .describe(format!("committing to table {}", self.table.location()));
-        self.table.host().run_once(machine).await
+        // The core retries a lost race right away, `commit.max-retries` times; between such
+        // rounds this host waits (exponential backoff with jitter, 10 ms doubling to 10 s, as
+        // Java's `commit.min-retry-wait` / `commit.max-retry-wait`) and runs the same commit
+        // again: its user and identifier make a rerun safe (never applied twice).
+        let mut wait_millis: u64 = 10;
+        for round in 0..=CONTENDED_ROUNDS {
+            let options = CommitOptions::new(self.commit_user.clone(), now_millis(), random_seed())
+                .with_identifier(identifier);
+            let machine = commit_machine(schema.clone(), messages.clone(), mode.clone(), options)
+                .describe(format!("committing to table {}", self.table.location()));
+            match self.table.host().run_once(machine).await {
+                Err(e)
+                    if round < CONTENDED_ROUNDS
+                        && matches!(
+                            e.as_kernel(),
+                            Some(paimon_kernel::Error::CommitContended { .. })
+                        ) =>
+                {
+                    let jitter = random_seed() % wait_millis.max(1);
+                    tokio::time::sleep(std::time::Duration::from_millis(wait_millis + jitter))
+                        .await;
+                    wait_millis = (wait_millis * 2).min(10_000);
+                }
+                other => return other,
+            }
+        }
+        unreachable_contended()
     }
+}
+
+impl Table {
+    /// Apply `changes` to the table's latest schema and write the result as the next schema
+    /// (`schema/schema-<id+1>`, create-new; a concurrent alter that took the id is retried on
+    /// the new latest schema). Returns the new schema; later writes use it and reads evolve
+    /// older files to it by field id. See
+    /// [`paimon_kernel::write::alter::apply_schema_changes`] for the rules.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid` naming the column, option or types of a change that breaks
+    /// Paimon's rules (nothing is written); `Unsupported` for a type change this reader cannot
+    /// apply to old files; store errors.
+    pub async fn alter(
+        &self,
+        changes: Vec<paimon_kernel::write::alter::SchemaChange>,
+    ) -> Result<paimon_kernel::spec::TableSchema> {
+        let machine = paimon_kernel::write::alter::alter_table_machine(changes, now_millis())
+            .describe(format!("altering table {}", self.location()));
+        self.host().run_once(machine).await
+    }
+
+    /// Delete the rows matching `filter` (a [`crate::Filter`]: predicate text such as
+    /// `k > 2 AND dt = '2024-01-01'`, or a built predicate) in one commit.
+    ///
+    /// Primary-key tables: the matching rows (of the latest snapshot, merged, read with the
+    /// latest schema) are written back as `-D` rows and committed as one `APPEND` snapshot, as
+    /// Java's batch delete on a primary-key table does. The merge engine must drop deleted
+    /// keys (Java `PrimaryKeyTableUtils.validatePKUpsertDeletable`): `deduplicate`,
+    /// `partial-update` with `partial-update.remove-record-on-delete` (or
+    /// `partial-update.remove-record-on-sequence-group`), `aggregation` with
+    /// `aggregation.remove-record-on-delete`. No matching row: nothing is committed.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] with `Unsupported` for append and data-evolution tables (deletes need
+    /// deletion vectors or row tracking; writing deletion vectors is not supported yet) and for
+    /// tables [`Table::new_write`] cannot write; `Invalid` for a merge engine that keeps deleted
+    /// keys, `ignore-delete` tables and a filter that does not parse or names an unknown
+    /// column; read, write and commit errors (the files written are deleted then).
+    pub async fn delete_where(
+        &self,
+        filter: impl Into<crate::Filter>,
+        commit_user: Option<String>,
+    ) -> Result<DeleteOutcome> {
+        let schema = self.schema().await?;
+        let context = format!("deleting rows of table {}", self.location());
+        check_deletable(&schema).map_err(|e| Error::kernel(&context, e))?;
+        let mut writer = self.new_write().await?;
+        let rows: Result<u64> = async {
+            let mut stream = self.scan().with_filter(filter).to_stream().await?;
+            let mut rows = 0u64;
+            while let Some(batch) = futures::TryStreamExt::try_next(&mut stream).await? {
+                if batch.num_rows() == 0 {
+                    continue;
+                }
+                let deletes = as_deletes(&batch, &writer.input_schema(), &schema)
+                    .map_err(|e| Error::kernel(&context, e))?;
+                writer.write(&deletes).await?;
+                rows += batch.num_rows() as u64;
+            }
+            Ok(rows)
+        }
+        .await;
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                let _ = writer.abort().await;
+                return Err(e);
+            }
+        };
+        if rows == 0 {
+            writer.abort().await?;
+            return Ok(DeleteOutcome {
+                rows_deleted: 0,
+                commit: CommitOutcome::default(),
+            });
+        }
+        let committed: Result<CommitOutcome> = async {
+            let messages = writer.prepare_commit().await?;
+            self.new_commit(commit_user).commit(messages).await
+        }
+        .await;
+        match committed {
+            Ok(commit) => Ok(DeleteOutcome {
+                rows_deleted: rows,
+                commit,
+            }),
+            Err(e) => {
+                let _ = writer.abort().await;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// What [`Table::delete_where`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeleteOutcome {
+    /// Rows that matched the filter and were deleted.
+    pub rows_deleted: u64,
+    /// The commit (no snapshot when nothing matched).
+    pub commit: CommitOutcome,
+}
+
+/// Whether rows of a table with `schema` can be deleted by writing `-D` rows.
+fn check_deletable(schema: &paimon_kernel::spec::TableSchema) -> paimon_kernel::Result<()> {
+    use paimon_kernel::spec::MergeEngine;
+    if schema.primary_keys.is_empty() {
+        return Err(paimon_kernel::Error::unsupported(
+            "deleting rows of a table without primary key: such deletes need deletion vectors \
+             ('deletion-vectors.enabled') or row tracking ('row-tracking.enabled'), and writing \
+             deletion vectors is not supported yet",
+        ));
+    }
+    let options = schema.core_options();
+    let flag = |key: &str| {
+        schema
+            .options
+            .get(key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    };
+    if flag("ignore-delete") {
+        return Err(paimon_kernel::Error::invalid(
+            "the table sets 'ignore-delete' = 'true': its merge would drop the deletes",
+        ));
+    }
+    match options.merge_engine()? {
+        MergeEngine::Deduplicate => Ok(()),
+        MergeEngine::PartialUpdate
+            if flag("partial-update.remove-record-on-delete")
+                || schema
+                    .options
+                    .contains_key("partial-update.remove-record-on-sequence-group") =>
+        {
+            Ok(())
+        }
+        MergeEngine::PartialUpdate => Err(paimon_kernel::Error::invalid(
+            "merge engine partial-update keeps keys on delete: set \
+             'partial-update.remove-record-on-delete' = 'true' (without sequence groups) or \
+             'partial-update.remove-record-on-sequence-group' to delete rows",
+        )),
+        MergeEngine::Aggregation if flag("aggregation.remove-record-on-delete") => Ok(()),
+        MergeEngine::Aggregation => Err(paimon_kernel::Error::invalid(
+            "merge engine aggregation keeps keys on delete: set \
+             'aggregation.remove-record-on-delete' = 'true' to delete rows",
+        )),
+        other => Err(paimon_kernel::Error::invalid(format!(
+            "merge engine {} cannot delete rows",
+            other.as_str()
+        ))),
+    }
+}
+
+/// `batch` (rows read with the table's schema) as writer input: the writer's columns by name
+/// and a `_ROW_KIND` column of `-D` (the `rowkind.field` column too, when the table has one).
+fn as_deletes(
+    batch: &RecordBatch,
+    input: &SchemaRef,
+    schema: &paimon_kernel::spec::TableSchema,
+) -> paimon_kernel::Result<RecordBatch> {
+    use arrow_array::{ArrayRef, StringArray};
+    use paimon_kernel::write::table_write::ROW_KIND_COLUMN;
+    let deletes: ArrayRef = std::sync::Arc::new(StringArray::from(vec!["-D"; batch.num_rows()]));
+    let rowkind_field = schema.options.get("rowkind.field");
+    let mut fields = Vec::with_capacity(input.fields().len() + 1);
+    let mut columns = Vec::with_capacity(input.fields().len() + 1);
+    for field in input.fields() {
+        let column = if rowkind_field == Some(field.name()) {
+            std::sync::Arc::clone(&deletes)
+        } else {
+            let i = batch.schema().index_of(field.name()).map_err(|_| {
+                paimon_kernel::Error::invalid(format!(
+                    "the rows read have no column '{}'",
+                    field.name()
+                ))
+            })?;
+            std::sync::Arc::clone(batch.column(i))
+        };
+        fields.push(arrow_schema::Field::new(
+            field.name(),
+            column.data_type().clone(),
+            field.is_nullable(),
+        ));
+        columns.push(column);
+    }
+    fields.push(arrow_schema::Field::new(
+        ROW_KIND_COLUMN,
+        arrow_schema::DataType::Utf8,
+        false,
+    ));
+    columns.push(deletes);
+    RecordBatch::try_new(
+        std::sync::Arc::new(arrow_schema::Schema::new(fields)),
+        columns,
+    )
+    .map_err(|e| paimon_kernel::Error::arrow("building the delete rows", e))
 }

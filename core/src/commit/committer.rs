@@ -740,11 +740,13 @@ impl<T> Committer<'_, T> {
                     || "another committer published first every time".to_string(),
                     |e| e.to_string(),
                 );
-                return Err(Error::invalid(format!(
-                    "commit of {} snapshot by user {} failed after {} retries ({cause}); \
-                     there may be commit conflicts between several jobs",
-                    part.kind, self.options.commit_user, self.table.max_retries
-                )));
+                return Err(Error::CommitContended {
+                    detail: format!(
+                        "commit of {} snapshot by user {} failed after {} retries ({cause}); \
+                         there may be commit conflicts between several jobs",
+                        part.kind, self.options.commit_user, self.table.max_retries
+                    ),
+                });
             }
             attempts += 1;
             let base_id = latest.as_ref().map(|s| s.id);

@@ -318,11 +318,9 @@ pub async fn read_schemas_for<T>(
         });
     }
     let newer_id = id.saturating_add(1);
-    let (own, newer) = futures_util::future::try_join(
-        read_schema(io, id),
-        exists(io, &schema_path(newer_id)),
-    )
-    .await?;
+    let (own, newer) =
+        futures_util::future::try_join(read_schema(io, id), exists(io, &schema_path(newer_id)))
+            .await?;
     if !newer {
         return Ok(ReadSchemas {
             read: own.clone(),

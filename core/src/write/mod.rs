@@ -3,6 +3,7 @@
 //! Writers are pure: they buffer rows, encode files into bytes and hand them to the host as
 //! `Put` requests; the names of new files come from a host-given seed ([`ids::NameSource`]).
 
+pub mod alter;
 pub mod bucket;
 pub mod create;
 pub mod encode;

@@ -9,11 +9,13 @@ use paimon_native::system::FileRow;
 use paimon_native::{Error, Result, Table, TableScan};
 use serde_json::{Value, json};
 
+pub(crate) mod alter;
 pub(crate) mod blob;
+pub(crate) mod delete;
 pub(crate) mod input;
 pub(crate) mod scan;
-pub(crate) mod write;
 mod text_table;
+pub(crate) mod write;
 
 use text_table::{TextTable, render_pairs};
 

@@ -40,7 +40,8 @@ pub(crate) struct WriteArgs {
     /// The static partition to overwrite, `k=v,k2=v2` (needs `--overwrite`).
     #[arg(long, value_name = "k=v,...", requires = "overwrite")]
     partition: Option<String>,
-    /// Commit user (default: a random UUID, as Java's batch writes).
+    /// Commit user (default: a random UUID, as Java's batch writes). A user's batch commit is
+    /// applied once: give the same user to make a retried job idempotent, a new one per job.
     #[arg(long, value_name = "USER")]
     commit_user: Option<String>,
 }
@@ -126,19 +127,28 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
         }
         let messages = writer.prepare_commit().await?;
         let commit = table.new_commit(a.commit_user.clone());
-        let outcome = if a.overwrite {
-            let partition = match &a.partition {
-                Some(p) => Some(parse_partition(p).map_err(|e| {
-                    paimon_native::Error::kernel(
-                        "write --partition",
-                        paimon_kernel::Error::invalid(e),
-                    )
-                })?),
-                None => None,
-            };
-            commit.overwrite(partition, messages).await?
-        } else {
-            commit.commit(messages).await?
+        let partition = match &a.partition {
+            Some(p) => Some(parse_partition(p).map_err(|e| {
+                paimon_native::Error::kernel("write --partition", paimon_kernel::Error::invalid(e))
+            })?),
+            None => None,
+        };
+        let run = || async {
+            if a.overwrite {
+                commit.overwrite(partition.clone(), messages.clone()).await
+            } else {
+                commit.commit(messages.clone()).await
+            }
+        };
+        // A failed commit may still have published its snapshot (an unknown outcome of the
+        // snapshot's Put): running it again is safe (same user and identifier are applied
+        // once) and tells which it was, before the data files are deleted.
+        let outcome = match run().await {
+            Ok(o) => o,
+            Err(first) => match run().await {
+                Ok(o) => o,
+                Err(_) => return Err(first),
+            },
         };
         Ok(outcome)
     }
@@ -159,6 +169,16 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
     };
     let rows = writer.rows_written();
     let files = writer.files_written();
+    if outcome.snapshot_ids.is_empty() && outcome.already_committed {
+        // This user's batch commit is already in the table: the files of this run are not
+        // referenced by any snapshot.
+        let _ = writer.abort().await;
+        super::print(&format!(
+            "nothing written: commit user {} already committed a batch to this table",
+            a.commit_user.as_deref().unwrap_or("")
+        ));
+        return Ok(());
+    }
     if json {
         super::print(
             &serde_json::json!({

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod alter_delete;
 mod cli;
 mod cli_blob;
 mod http;

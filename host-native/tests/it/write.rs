@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{Field, Schema};
 use paimon_kernel::canonical;
 use paimon_native::Table;
 use serde_json::Value;
@@ -52,8 +52,16 @@ async fn primary_key_upserts_and_deletes_read_back_merged() {
     let keys: Vec<i64> = (0..100).collect();
     let b1 = batch(vec![
         ("k", Arc::new(Int64Array::from(keys.clone()))),
-        ("v", Arc::new(StringArray::from_iter_values(keys.iter().map(|k| format!("v{k}"))))),
-        ("n", Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| *k as i32)))),
+        (
+            "v",
+            Arc::new(StringArray::from_iter_values(
+                keys.iter().map(|k| format!("v{k}")),
+            )),
+        ),
+        (
+            "n",
+            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| *k as i32))),
+        ),
     ]);
     assert_eq!(write_commit(&table, &b1).await, vec![1]);
     // Second commit: update even keys below 50, delete keys 90.., one key updated twice in the
@@ -82,8 +90,10 @@ async fn primary_key_upserts_and_deletes_read_back_merged() {
     ]);
     assert_eq!(write_commit(&table, &b2).await, vec![2]);
 
-    let mut want: BTreeMap<i64, (String, Option<i32>)> =
-        keys.iter().map(|k| (*k, (format!("v{k}"), Some(*k as i32)))).collect();
+    let mut want: BTreeMap<i64, (String, Option<i32>)> = keys
+        .iter()
+        .map(|k| (*k, (format!("v{k}"), Some(*k as i32))))
+        .collect();
     for k in (0..50).step_by(2) {
         want.insert(k, (format!("u{k}"), None));
     }
@@ -101,7 +111,10 @@ async fn primary_key_upserts_and_deletes_read_back_merged() {
     // Sequence numbers of the second commit continue after the first one's, per bucket.
     let files = table.scan().data_files().await.unwrap().unwrap();
     let snap = table.latest_snapshot().await.unwrap().unwrap();
-    assert_eq!(snap.total_record_count, files.entries.iter().map(|e| e.file.row_count).sum::<i64>());
+    assert_eq!(
+        snap.total_record_count,
+        files.entries.iter().map(|e| e.file.row_count).sum::<i64>()
+    );
     let mut by_bucket: BTreeMap<i32, Vec<(i64, i64)>> = BTreeMap::new();
     for e in &files.entries {
         by_bucket
@@ -211,7 +224,11 @@ async fn overwrite_replaces_a_static_partition_or_the_written_ones() {
     w.write(&b(vec!["a"], vec![10])).await.unwrap();
     let m = w.prepare_commit().await.unwrap();
     let spec = BTreeMap::from([("p".to_string(), "a".to_string())]);
-    table.new_commit(None).overwrite(Some(spec), m).await.unwrap();
+    table
+        .new_commit(None)
+        .overwrite(Some(spec), m)
+        .await
+        .unwrap();
     let got: Vec<String> = rows(&table).await.iter().map(|r| r.to_string()).collect();
     assert_eq!(
         got,
@@ -241,23 +258,34 @@ async fn overwrite_replaces_a_static_partition_or_the_written_ones() {
     assert_eq!(kinds, vec!["APPEND", "OVERWRITE", "OVERWRITE"]);
 }
 
+const WI_SCHEMA: &[u8] =
+    br#"{"fields": [{"name": "w", "type": "INT"}, {"name": "i", "type": "INT"}]}"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_committers_of_one_process_lose_and_double_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let loc = dir.path().join("t");
-    let table = Table::create(
-        loc.to_str().unwrap(),
-        br#"{"fields": [{"name": "w", "type": "INT"}, {"name": "i", "type": "INT"}]}"#,
-    )
-    .await
-    .unwrap();
-    const WRITERS: i32 = 8;
-    const COMMITS: i32 = 25;
+    let table = Table::create(loc.to_str().unwrap(), WI_SCHEMA)
+        .await
+        .unwrap();
+    concurrent_commits(table, 8, 25).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_committers_on_an_in_memory_store_lose_and_double_nothing() {
+    let host = paimon_native::ObjectStoreHost::open("memory://").unwrap();
+    let table = Table::create_with_host(host, WI_SCHEMA).await.unwrap();
+    concurrent_commits(table, 4, 10).await;
+}
+
+/// `writers` tasks each write and commit `commits` one-row batches; every commit must land in
+/// exactly one snapshot.
+async fn concurrent_commits(table: Table, writers: i32, commits: i32) {
     let mut tasks = Vec::new();
-    for w in 0..WRITERS {
+    for w in 0..writers {
         let table = table.clone();
         tasks.push(tokio::spawn(async move {
-            for i in 0..COMMITS {
+            for i in 0..commits {
                 let b = batch(vec![
                     ("w", Arc::new(Int32Array::from(vec![w])) as ArrayRef),
                     ("i", Arc::new(Int32Array::from(vec![i]))),
@@ -272,15 +300,96 @@ async fn concurrent_committers_of_one_process_lose_and_double_nothing() {
     }
     let snaps = table.snapshots().await.unwrap();
     let ids: Vec<i64> = snaps.iter().map(|s| s.id).collect();
-    assert_eq!(ids, (1..=i64::from(WRITERS * COMMITS)).collect::<Vec<_>>());
+    assert_eq!(ids, (1..=i64::from(writers * commits)).collect::<Vec<_>>());
     let got = rows(&table).await;
-    assert_eq!(got.len(), (WRITERS * COMMITS) as usize);
+    assert_eq!(got.len(), (writers * commits) as usize);
     let mut seen = std::collections::BTreeSet::new();
     for r in &got {
-        assert!(seen.insert((r["w"].as_i64().unwrap(), r["i"].as_i64().unwrap())), "{r}");
+        assert!(
+            seen.insert((r["w"].as_i64().unwrap(), r["i"].as_i64().unwrap())),
+            "{r}"
+        );
     }
     assert_eq!(
         snaps.last().unwrap().total_record_count,
-        i64::from(WRITERS * COMMITS)
+        i64::from(writers * commits)
+    );
+}
+
+#[test]
+fn concurrent_writer_processes_lose_and_double_nothing() {
+    use std::process::Command;
+    let bin = env!("CARGO_BIN_EXE_paimon-kernel");
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t");
+    let loc = loc.to_str().unwrap();
+    let schema = dir.path().join("schema.json");
+    std::fs::write(&schema, WI_SCHEMA).unwrap();
+    let out = Command::new(bin)
+        .args(["create", loc, "--schema", schema.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    const PROCESSES: i32 = 4;
+    const COMMITS: i32 = 5;
+    let mut children = Vec::new();
+    for p in 0..PROCESSES {
+        let input = dir.path().join(format!("rows-{p}.jsonl"));
+        let script = (0..COMMITS)
+            .map(|i| {
+                let rows = dir.path().join(format!("rows-{p}-{i}.jsonl"));
+                std::fs::write(&rows, format!("{{\"w\": {p}, \"i\": {i}}}\n")).unwrap();
+                format!(
+                    "{bin} write {loc} --input {} || exit 1",
+                    rows.to_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&input, &script).unwrap();
+        children.push(Command::new("sh").arg(&input).spawn().unwrap());
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let out = Command::new(bin)
+        .args(["scan", loc, "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = (0..PROCESSES)
+        .flat_map(|p| (0..COMMITS).map(move |i| format!("{{\"w\":{p},\"i\":{i}}}")))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+    let snaps: Vec<_> = std::fs::read_dir(dir.path().join("t/snapshot"))
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .strip_prefix("snapshot-")
+                .map(|s| s.parse::<i64>().unwrap())
+        })
+        .collect();
+    let mut snaps = snaps;
+    snaps.sort_unstable();
+    assert_eq!(
+        snaps,
+        (1..=i64::from(PROCESSES * COMMITS)).collect::<Vec<_>>()
     );
 }

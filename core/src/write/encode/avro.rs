@@ -191,8 +191,11 @@ impl AvroEncoder {
         })
     }
 
+    /// Takes effect only before the header is written (no block flushed yet).
     pub(crate) fn set_sync_marker(&mut self, marker: [u8; 16]) {
-        self.sync_marker = marker;
+        if self.out.is_empty() {
+            self.sync_marker = marker;
+        }
     }
 
     pub(crate) fn write(&mut self, columns: &[ArrayRef], rows: usize) -> Result<()> {

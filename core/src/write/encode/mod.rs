@@ -10,9 +10,10 @@
 //! [`DataFileEncoder::estimated_size_bytes`] to roll files at `target-file-size`, then
 //! [`DataFileEncoder::finish`] for the whole file. No IO: the bytes stay in memory until the
 //! caller hands them to the host as a `Put`. Memory: Parquet buffers one row group (encoded
-//! pages, `parquet.block.size` / `file.block-size`, default 128 MiB), ORC one stripe (`orc.stripe.size`
-//! / `file.block-size`, default 64 MiB), Avro one block (64000 bytes); the finished part of the
-//! file is held too, since the result is one `Vec<u8>`.
+//! pages; `file.block-size`, else `parquet.block.size`, default 128 MiB), ORC the rows of one
+//! stripe (Arrow slices of the written batches up to `file.block-size`, else `orc.stripe.size`,
+//! default 64 MiB of raw size), Avro one block (64000 bytes); the finished part of the file is
+//! held too, since the result is one `Vec<u8>`.
 //!
 //! # Type mapping
 //!
@@ -147,7 +148,8 @@ impl DataFileEncoder {
     }
 
     /// Use `marker` as the 16-byte sync marker of an Avro file (the core has no randomness:
-    /// by default the marker is derived from the Avro schema). No effect on Parquet and ORC.
+    /// by default the marker is derived from the Avro schema). Call it before writing; no
+    /// effect once the first Avro block is out, nor on Parquet and ORC.
     pub fn with_sync_marker(mut self, marker: [u8; 16]) -> Self {
         if let Inner::Avro(avro) = &mut self.inner {
             avro.set_sync_marker(marker);
@@ -173,6 +175,7 @@ impl DataFileEncoder {
     /// `NOT NULL` column, or a value the format cannot hold (e.g. an ORC timestamp in the last
     /// second before 1970 with more than millisecond digits). ORC encodes a stripe once it is
     /// full, so such a value may only be reported by a later `write` or by [`Self::finish`].
+    /// After an error the file is incomplete: drop the encoder.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let columns = self.input.conform(batch)?;
         let rows = batch.num_rows();

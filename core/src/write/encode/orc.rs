@@ -26,6 +26,12 @@
 //! | `file.block-size`, else `orc.stripe.size` | 64 MiB | a stripe is closed once the raw size of its rows reaches it |
 //! | `write.batch-size` (fallback `orc.write.batch-size`) | 1024 | rows encoded at a time |
 //!
+//! TIMESTAMP_LTZ values are stored as the instant itself. Java writes them that way only in a
+//! UTC JVM or with `orc.timestamp-ltz.legacy.type = false`: by default (`true`) Java shifts
+//! them by the JVM zone on write and back on read, so a Java reader in a non-UTC JVM with the
+//! default option reads these files shifted by its zone offset (pyarrow and pypaimon read them
+//! right). TIMESTAMP (wall-clock) values read the same in every zone.
+//!
 //! Not reproduced: the zstd level (orc-rust always uses zstd's default level 3, Java
 //! `file.compression.zstd-level`, default 1), column statistics and row indexes (orc-rust
 //! writes none, so readers cannot skip row groups), dictionary encoding of strings.
