@@ -5,7 +5,7 @@
 //! alone, on any host (native `cargo test`, wasm under Node), and checks the result (and every
 //! `Put` body) byte for byte.
 //!
-//! * [`format`]: the on-disk format (`case.json`, `transcript.jsonl`, `blobs/`,
+//! * [`mod@format`]: the on-disk format (`case.json`, `transcript.jsonl`, `blobs/`,
 //!   `expected/`), documented in `conformance/README.md`.
 //! * [`operation`]: what a case runs: an [`operation::Operation`] is a fixed sequence of core
 //!   machines (plan, then one reader per split in plan order), each driven by a
@@ -14,7 +14,7 @@
 //!   an error (IO drift), and so is a result that differs from `expected/`.
 //! * [`record`]: building a transcript while a real host answers (used by `paimon-native`'s
 //!   recording host).
-//! * [`write`]: the `write` operation (create, then per commit: restore, data file `Put`s,
+//! * [`mod@write`]: the `write` operation (create, then per commit: restore, data file `Put`s,
 //!   commit; then a read back), in steps the crash tests can cut and resume.
 //! * [`faults`]: a scripted host that perturbs the answers (reordering, expired snapshots,
 //!   truncated bodies, transient errors, unsupported listing, oversized ranges; for writes,

@@ -1,5 +1,6 @@
 //! Every recorded case replays from its transcript alone and reproduces `expected/` byte for
-//! byte; scan results agree with the corpus expected rows; IO drift is reported.
+//! byte (write cases: every `Put` body too); scan results agree with the corpus expected rows;
+//! IO drift is reported.
 
 #![allow(clippy::unwrap_used)]
 
@@ -174,4 +175,55 @@ fn io_drift_is_an_error_naming_the_round() {
         .expected_json
         .replacen("\"id\": 1,", "\"id\": 2,", 1);
     assert!(matches!(changed.check(), Err(ReplayError::Mismatch(_))));
+}
+
+#[test]
+fn write_cases_check_every_put_body() {
+    let dirs: Vec<PathBuf> = case_dirs()
+        .into_iter()
+        .filter(|d| {
+            d.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("write.")
+        })
+        .collect();
+    assert!(dirs.len() >= 3, "only {} write cases", dirs.len());
+    for dir in dirs {
+        let case = load(&dir);
+        assert!(matches!(case.case.operation, Operation::Write { .. }));
+        // Every put of the transcript, in turn, with another recorded body (length): the core
+        // writes other bytes than recorded, a drift naming the section.
+        let puts: Vec<(usize, usize, usize)> = case
+            .transcript
+            .sections
+            .iter()
+            .enumerate()
+            .flat_map(|(s, sec)| {
+                sec.rounds.iter().enumerate().flat_map(move |(r, round)| {
+                    round
+                        .requests
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, q)| q.op == "put")
+                        .map(move |(q, _)| (s, r, q))
+                })
+            })
+            .collect();
+        assert!(puts.len() >= 5, "{}: {} puts", case.case.name, puts.len());
+        for (s, r, q) in puts {
+            let mut t = case.transcript.clone();
+            let req = &mut t.sections[s].rounds[r].requests[q];
+            req.len = req.len.map(|l| l + 1);
+            let err = replay_case(&case.case, &t, &case.blobs)
+                .unwrap_err()
+                .to_string();
+            let label = &case.transcript.sections[s].label;
+            assert!(
+                err.contains("transcript drift") && err.contains(label.as_str()),
+                "{}: {err}",
+                case.case.name
+            );
+        }
+    }
 }

@@ -53,8 +53,8 @@ enum Command {
     Info(SnapshotArgs),
     /// Every snapshot still present, oldest first.
     Snapshots(TableArgs),
-    /// The schema used by a snapshot (the latest by default); `--json` prints the schema file
-    /// exactly as stored.
+    /// The schema a read uses: the latest, or the snapshot's with `--snapshot`/`--tag`;
+    /// `--json` prints the schema file exactly as stored.
     Schema(SnapshotArgs),
     /// Live data files of a snapshot, one per row, with the columns of Java's `$files` table.
     Files(SnapshotArgs),

@@ -163,8 +163,9 @@ fn default_splits_in_flight() -> usize {
 
 impl TableScan {
     /// Return only these columns, in this order. Names are fields of the read schema (the
-    /// snapshot's schema); `_ROW_ID` and `_SEQUENCE_NUMBER` are allowed on row-tracking
-    /// tables. An unknown name fails the read ([`Error::Kernel`] naming it and the columns).
+    /// latest schema; the snapshot's for time travel); `_ROW_ID` and `_SEQUENCE_NUMBER` are
+    /// allowed on row-tracking tables. An unknown name fails the read ([`Error::Kernel`] naming
+    /// it and the columns).
     pub fn with_projection<I, S>(mut self, columns: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -99,6 +99,17 @@ impl Table {
     /// As [`Table::schema`] and [`crate::TableScan::data_files`]; [`Error::Kernel`] with
     /// `Unsupported` for tables this writer cannot write yet (the message names the feature).
     pub async fn new_write(&self) -> Result<TableWriter> {
+        self.new_write_as(None).await
+    }
+
+    /// As [`Table::new_write`], for messages that will be committed by `commit_user`.
+    /// Postpone-bucket tables (`bucket = -2`) put the commit user into their file names, as
+    /// Java does; pass the user given to [`Table::new_commit`] (with `None` their names carry
+    /// a random one).
+    ///
+    /// # Errors
+    /// As [`Table::new_write`]; `Invalid` for an empty user.
+    pub async fn new_write_as(&self, commit_user: Option<&str>) -> Result<TableWriter> {
         let schema = self.schema().await?;
         let restore = match self.scan().data_files().await? {
             Some(files) => WriteRestore::from_entries(&files.entries),
@@ -112,6 +123,10 @@ impl Table {
                 time_millis: now_millis(),
             },
         )
+        .and_then(|w| match commit_user {
+            Some(user) => w.with_commit_user(user),
+            None => Ok(w),
+        })
         .map_err(|e| Error::kernel(format!("writing to table {}", self.location()), e))?;
         Ok(TableWriter {
             table: self.clone(),

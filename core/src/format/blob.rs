@@ -1029,7 +1029,6 @@ pub fn encode_blob_array(
     kind: BlobElementKind,
     placeholders: Option<&BooleanBuffer>,
 ) -> Result<Vec<u8>> {
-    use arrow_array::cast::AsArray;
     if let Some(m) = placeholders
         && m.len() != values.len()
     {
@@ -1039,22 +1038,42 @@ pub fn encode_blob_array(
             values.len()
         )));
     }
-    let unsupported = || {
-        Error::unsupported(format!(
-            "Arrow type {} for a {kind:?} blob file column",
-            values.data_type()
-        ))
-    };
     let mut w = BlobFileWriter::new();
     for i in 0..values.len() {
         if placeholders.is_some_and(|m| m.value(i)) {
             w.push_placeholder();
-            continue;
+        } else {
+            w.push_value(values, i, kind)?;
         }
+    }
+    w.finish()
+}
+
+impl BlobFileWriter {
+    /// Append row `i` of an Arrow column of kind `kind` (the Arrow types of
+    /// [`encode_blob_array`]): a null slot becomes `-1`, any other value a record. Values are
+    /// never read as placeholders.
+    ///
+    /// # Errors
+    /// As [`encode_blob_array`].
+    pub fn push_value(
+        &mut self,
+        values: &dyn Array,
+        i: usize,
+        kind: BlobElementKind,
+    ) -> Result<()> {
+        use arrow_array::cast::AsArray;
         if values.is_null(i) {
-            w.push_null();
-            continue;
+            self.push_null();
+            return Ok(());
         }
+        let unsupported = || {
+            Error::unsupported(format!(
+                "Arrow type {} for a {kind:?} blob file column",
+                values.data_type()
+            ))
+        };
+        let w = self;
         match kind {
             BlobElementKind::Blob => {
                 let b = binary_at(values, i).ok_or_else(unsupported)?;
@@ -1108,8 +1127,8 @@ pub fn encode_blob_array(
                 w.push_payload(&encode_map_payload(&pairs)?);
             }
         }
+        Ok(())
     }
-    w.finish()
 }
 
 fn binary_at(a: &dyn Array, i: usize) -> Option<&[u8]> {

@@ -707,3 +707,120 @@ pub fn tags_by_snapshot(tags: &[(String, Tag)]) -> BTreeMap<i64, Vec<String>> {
     }
     m
 }
+
+#[cfg(test)]
+mod read_schema_tests {
+    use super::*;
+    use crate::io::{IoAnswer, IoErrorKind, IoOp, MemoryStore, Step};
+
+    const SNAPSHOT_1: &str = r#"{"version": 3, "id": 1, "schemaId": 0,
+        "baseManifestList": "b", "deltaManifestList": "d", "totalRecordCount": 0,
+        "deltaRecordCount": 0, "commitUser": "u", "commitIdentifier": 1,
+        "commitKind": "APPEND", "timeMillis": 1}"#;
+
+    fn schema(id: i64) -> bytes::Bytes {
+        format!(
+            r#"{{"version": 3, "id": {id}, "fields": [], "highestFieldId": -1,
+                "partitionKeys": [], "primaryKeys": [], "options": {{}}}}"#
+        )
+        .into()
+    }
+
+    /// A table with snapshot 1 (schema 0) and schemas `0..schemas`.
+    fn store(schemas: i64) -> MemoryStore {
+        let mut s = MemoryStore::new();
+        s.objects
+            .insert("snapshot/snapshot-1".into(), SNAPSHOT_1.into());
+        s.objects.insert(LATEST_HINT.into(), "1".into());
+        for id in 0..schemas {
+            s.objects.insert(schema_path(id), schema(id));
+        }
+        s
+    }
+
+    /// Resolve `travel`: (read schema id, snapshot schema id) and the requests after the
+    /// snapshot was read, one line per round.
+    fn resolve_with(
+        store: &MemoryStore,
+        travel: TimeTravel,
+        list: bool,
+    ) -> ((i64, i64), Vec<String>) {
+        let mut store = store.clone();
+        let mut m = Machine::once("t", move |io| async move {
+            let snapshot = resolve_snapshot(&io, &travel).await?.unwrap();
+            io.emit_and_yield(None).await;
+            let s = read_schemas_for(&io, &travel, &snapshot).await?;
+            Ok(Some((s.read.id, s.snapshot.id)))
+        });
+        let (mut rounds, mut started, mut out) = (Vec::new(), false, None);
+        loop {
+            match m.step().unwrap() {
+                Step::NeedIo(round) => {
+                    let mut line = Vec::new();
+                    for r in round {
+                        let kind = match &r.op {
+                            IoOp::Read { .. } => "Read",
+                            IoOp::Head { .. } => "Head",
+                            IoOp::List { .. } => "List",
+                            IoOp::Put { .. } => "Put",
+                            IoOp::Delete { .. } => "Delete",
+                        };
+                        line.push(format!("{kind} {}", r.op.path()));
+                        let answer = match &r.op {
+                            IoOp::List { .. } if !list => IoAnswer::error(IoErrorKind::Unsupported),
+                            op => store.answer(op),
+                        };
+                        m.provide(r.id, answer).unwrap();
+                    }
+                    if started {
+                        rounds.push(line.join(" + "));
+                    }
+                }
+                Step::Emit(None) => started = true,
+                Step::Emit(Some(v)) => out = Some(v),
+                Step::Done => break,
+                Step::Work(_) | Step::Wait => unreachable!(),
+            }
+        }
+        (out.unwrap(), rounds)
+    }
+
+    #[test]
+    fn a_plain_read_uses_the_latest_schema() {
+        // Not altered since the snapshot: one round, the schema and a Head of the next id.
+        let (ids, rounds) = resolve_with(&store(1), TimeTravel::Latest, true);
+        assert_eq!(ids, (0, 0));
+        assert_eq!(rounds, ["Read schema/schema-0 + Head schema/schema-1"]);
+        // Altered twice: the latest by listing, or by probing without listing.
+        let (ids, rounds) = resolve_with(&store(3), TimeTravel::Latest, true);
+        assert_eq!(ids, (2, 0));
+        assert_eq!(
+            rounds,
+            [
+                "Read schema/schema-0 + Head schema/schema-1",
+                "List schema/",
+                "Read schema/schema-2"
+            ]
+        );
+        let (ids, rounds) = resolve_with(&store(3), TimeTravel::Latest, false);
+        assert_eq!(ids, (2, 0));
+        assert_eq!(
+            rounds,
+            [
+                "Read schema/schema-0 + Head schema/schema-1",
+                "List schema/",
+                "Head schema/schema-2",
+                "Head schema/schema-4",
+                "Head schema/schema-3",
+                "Read schema/schema-2"
+            ]
+        );
+    }
+
+    #[test]
+    fn time_travel_uses_the_snapshots_schema() {
+        let (ids, rounds) = resolve_with(&store(3), TimeTravel::SnapshotId(1), true);
+        assert_eq!(ids, (0, 0));
+        assert_eq!(rounds, ["Read schema/schema-0"]);
+    }
+}

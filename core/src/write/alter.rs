@@ -325,12 +325,12 @@ fn check_alter_option(
                 )));
             }
         }
-        "ignore-delete" | "ignore-update-before" => {
-            if java_bool(old, false) && !new.eq_ignore_ascii_case("true") {
-                return Err(Error::invalid(format!(
-                    "option '{key}' cannot change from true to false"
-                )));
-            }
+        "ignore-delete" | "ignore-update-before"
+            if java_bool(old, false) && !new.eq_ignore_ascii_case("true") =>
+        {
+            return Err(Error::invalid(format!(
+                "option '{key}' cannot change from true to false"
+            )));
         }
         "clustering.columns" if options.contains_key("pk-clustering-override") => {
             return Err(Error::invalid(

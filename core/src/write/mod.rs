@@ -4,10 +4,13 @@
 //! `Put` requests; the names of new files come from a host-given seed ([`ids::NameSource`]).
 
 pub mod alter;
+pub(crate) mod blob_write;
 pub mod bucket;
 pub mod create;
 pub mod encode;
 pub mod ids;
+pub mod kv_file;
+pub mod postpone;
 pub mod row;
 pub mod stats;
 pub mod table_write;

@@ -33,6 +33,7 @@ use bytes::Bytes;
 use crate::commit::{CommitMessage, DataIncrement};
 use crate::error::{Error, Result};
 use crate::merge::{MemoryRunSource, MergeConfig, MergeEngine, MergeReader, RowKind, RunSource};
+use crate::spec::options::ChangelogProducer;
 use crate::spec::options::parse_memory_size;
 use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
 use crate::spec::{
@@ -40,9 +41,12 @@ use crate::spec::{
     SimpleStats, TableSchema, TypeKind,
 };
 use crate::types::paimon_to_arrow_schema;
+use crate::write::blob_write::{BlobFiles, BlobLayout};
 use crate::write::bucket::FixedBucketRowKeyExtractor;
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
+use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
+use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
 use crate::write::row::binary_row_at;
 use crate::write::stats::StatsCollector;
 
@@ -118,6 +122,8 @@ enum Mode {
     AppendFixed,
     /// Primary-key table with `bucket` > 0.
     KeyValueFixed,
+    /// Primary-key table with `bucket` = −2: every row to `bucket-postpone`, unsorted.
+    KeyValuePostpone,
 }
 
 /// Writes rows of one table. See the module docs for the driving order.
@@ -147,6 +153,13 @@ pub struct TableWrite {
     /// Key-value layout (key columns, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, values).
     kv: Option<KvLayout>,
     buffered_bytes: u64,
+    /// Postpone-bucket tables: names and options of the files.
+    postpone: Option<PostponeWrite>,
+    /// Append tables with BLOB columns: the normal file's columns and the `.blob` writers'.
+    blob: Option<BlobLayout>,
+    /// Data evolution: every file counts its sequence numbers from 0 (the commit stamps the
+    /// snapshot id), as Java's data-evolution append writer does.
+    sequence_per_file: bool,
 }
 
 #[derive(Debug)]
@@ -160,6 +173,8 @@ struct KvLayout {
     engine: MergeEngine,
     ignore_delete: bool,
     merge: MergeConfig,
+    /// `changelog-producer = input`: flushes also write the sorted input as changelog files.
+    changelog_input: bool,
 }
 
 #[derive(Debug)]
@@ -169,6 +184,8 @@ struct BucketWriter {
     bucket_dir: String,
     /// `<data-file.prefix><uuid>-`: one UUID per bucket writer, as Java's path factory.
     name_prefix: String,
+    /// The UUID of `name_prefix`.
+    uuid: String,
     /// Extension: `.<format>`.
     name_suffix: String,
     files_named: u32,
@@ -178,6 +195,11 @@ struct BucketWriter {
     open: Option<OpenFile>,
     /// Key-value: buffered rows in the file layout, not yet sorted.
     buffer: Vec<RecordBatch>,
+    /// Key-value with `changelog-producer = input`: changelog files written so far.
+    changelog_files: Vec<DataFileMeta>,
+    /// Key-value with `changelog-producer = input`: how changelog files are named (set at the
+    /// first flush).
+    changelog_names: Option<ChangelogNames>,
 }
 
 #[derive(Debug)]
@@ -187,6 +209,8 @@ struct OpenFile {
     stats: StatsCollector,
     min_sequence: i64,
     max_sequence: i64,
+    /// The `.blob` files of this file's rows (tables with BLOB columns).
+    blobs: Option<BlobFiles>,
 }
 
 impl TableWrite {
@@ -194,9 +218,10 @@ impl TableWrite {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for tables we cannot write yet (dynamic or postpone bucket
-    /// primary-key tables, BLOB columns, data evolution, `changelog-producer` other than
-    /// `none`/`input`, external data paths), naming the feature; [`Error::Invalid`] for bad
-    /// options (named).
+    /// primary-key tables, deletion vectors, BLOB columns stored inline or without data
+    /// evolution, `changelog-producer` other than `none`/`input`, external data paths), naming
+    /// the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
+    /// that is not an append table with `bucket` = -1.
     pub fn try_new(
         schema: TableSchema,
         restore: WriteRestore,
@@ -214,9 +239,10 @@ impl TableWrite {
                     "writing dynamic-bucket primary-key tables (bucket = -1)",
                 ));
             }
-            (_, -2) => {
-                return Err(Error::unsupported(
-                    "writing postpone-bucket tables (bucket = -2)",
+            (true, POSTPONE_BUCKET) => Mode::KeyValuePostpone,
+            (false, POSTPONE_BUCKET) => {
+                return Err(Error::invalid(
+                    "'bucket' = -2 (postpone bucket) needs a primary key",
                 ));
             }
             (_, b) => {
@@ -233,22 +259,24 @@ impl TableWrite {
                  buckets (rescaling)"
             )));
         }
-        if schema.fields.iter().any(|f| f.data_type.is_blob()) {
-            return Err(Error::unsupported("writing tables with BLOB columns"));
+        // Row tracking: new files carry no first row id (the commit assigns it); data
+        // evolution: inserts are whole-row files, BLOB columns go to `.blob` files.
+        let row_tracking = core.row_tracking_enabled()?;
+        let data_evolution = core.data_evolution_enabled()?;
+        if (row_tracking || data_evolution) && mode != Mode::AppendUnaware {
+            return Err(Error::invalid(
+                "row tracking and data evolution need an append table with 'bucket' = -1",
+            ));
         }
-        for (key, what) in [
-            ("row-tracking.enabled", "row tracking"),
-            ("data-evolution.enabled", "data evolution"),
-            ("deletion-vectors.enabled", "deletion vectors"),
-        ] {
-            if core
-                .get(key)
-                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            {
-                return Err(Error::unsupported(format!(
-                    "writing tables with {what} ({key})"
-                )));
-            }
+        if data_evolution && !row_tracking {
+            return Err(Error::invalid(
+                "'data-evolution.enabled' needs 'row-tracking.enabled' = true",
+            ));
+        }
+        if core.deletion_vectors_enabled()? {
+            return Err(Error::unsupported(
+                "writing tables with deletion vectors (deletion-vectors.enabled)",
+            ));
         }
         if core
             .get("data-file.external-paths")
@@ -258,15 +286,17 @@ impl TableWrite {
                 "writing tables with data-file.external-paths",
             ));
         }
-        match core
-            .get("changelog-producer")
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("none") => {}
-            Some(other) => {
+        match core.changelog_producer()? {
+            ChangelogProducer::None => {}
+            ChangelogProducer::Input if pk => {}
+            other => {
                 return Err(Error::unsupported(format!(
-                    "writing tables with changelog-producer = {other}"
+                    "writing tables with changelog-producer = {other}{}",
+                    if pk {
+                        " (its changelog comes from compaction)"
+                    } else {
+                        " on a table without primary key"
+                    }
                 )));
             }
         }
@@ -288,7 +318,7 @@ impl TableWrite {
             .map(|i| schema.fields[*i].clone())
             .collect();
         let bucket_extractor = match mode {
-            Mode::AppendUnaware => None,
+            Mode::AppendUnaware | Mode::KeyValuePostpone => None,
             _ => Some(FixedBucketRowKeyExtractor::try_new(&schema)?),
         };
         let rowkind_field = core.rowkind_field().map(index_of).transpose()?;
@@ -308,7 +338,15 @@ impl TableWrite {
         } else {
             None
         };
+        let blob = BlobLayout::try_new(&schema, &core, target_file_size)?;
         let table_arrow = paimon_to_arrow_schema(&schema.fields)?;
+        let mut names = NameSource::new(options.seed);
+        let postpone = match (&kv, mode) {
+            (Some(kv), Mode::KeyValuePostpone) => {
+                Some(PostponeWrite::new(&kv.file_fields, &core, &mut names))
+            }
+            _ => None,
+        };
         Ok(TableWrite {
             options: core,
             mode,
@@ -324,14 +362,30 @@ impl TableWrite {
             target_file_size,
             write_buffer_size,
             restore,
-            names: NameSource::new(options.seed),
+            names,
             time_millis: options.time_millis,
             writers: BTreeMap::new(),
             done: Vec::new(),
             kv,
             buffered_bytes: 0,
+            postpone,
+            blob,
+            sequence_per_file: data_evolution,
             schema,
         })
+    }
+
+    /// The commit user the messages will be committed with. Only postpone-bucket tables
+    /// need it before the commit (it is part of their file names, see
+    /// [`crate::write::postpone`]); without it they use a UUID drawn from the seed.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty user.
+    pub fn with_commit_user(mut self, commit_user: &str) -> Result<Self> {
+        if let Some(p) = self.postpone.take() {
+            self.postpone = Some(p.with_commit_user(commit_user)?);
+        }
+        Ok(self)
     }
 
     /// The Arrow schema input batches should have (the table's columns in order; a
@@ -388,11 +442,12 @@ impl TableWrite {
         self.flush_all()?;
         let total_buckets = match self.mode {
             Mode::AppendUnaware => None,
+            Mode::KeyValuePostpone => Some(POSTPONE_BUCKET),
             _ => Some(self.num_buckets),
         };
         let mut out = Vec::new();
         for w in self.writers.values_mut() {
-            if w.new_files.is_empty() {
+            if w.new_files.is_empty() && w.changelog_files.is_empty() {
                 continue;
             }
             out.push(CommitMessage {
@@ -401,6 +456,7 @@ impl TableWrite {
                 total_buckets,
                 data_increment: DataIncrement {
                     new_files: std::mem::take(&mut w.new_files),
+                    changelog_files: std::mem::take(&mut w.changelog_files),
                     ..DataIncrement::default()
                 },
                 compact_increment: Default::default(),
@@ -473,6 +529,7 @@ impl TableWrite {
     fn route(&self, columns: &[ArrayRef]) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
         let rows = columns.first().map_or(0, |c| c.len());
         let bucket_of: Vec<i32> = match &self.bucket_extractor {
+            None if self.mode == Mode::KeyValuePostpone => vec![POSTPONE_BUCKET; rows],
             None => vec![0; rows],
             Some(x) => x.buckets(columns)?,
         };
@@ -511,8 +568,18 @@ impl TableWrite {
                 .max_sequence_numbers
                 .get(&key)
                 .map_or(0, |m| m.saturating_add(1));
-            let prefix = self.options.get("data-file.prefix").unwrap_or("data-");
-            let name_prefix = format!("{prefix}{}-", self.names.uuid());
+            let mut prefix = self
+                .options
+                .get("data-file.prefix")
+                .unwrap_or("data-")
+                .to_owned();
+            let mut format = self.format.clone();
+            if let Some(p) = &self.postpone {
+                prefix = p.file_prefix(&prefix);
+                format.clone_from(&p.format);
+            }
+            let uuid = self.names.uuid();
+            let name_prefix = format!("{prefix}{uuid}-");
             self.writers.insert(
                 key.clone(),
                 BucketWriter {
@@ -520,12 +587,15 @@ impl TableWrite {
                     bucket,
                     bucket_dir: bucket_path(&self.data_root, &ppath, bucket),
                     name_prefix,
-                    name_suffix: format!(".{}", self.format),
+                    uuid,
+                    name_suffix: format!(".{format}"),
                     files_named: 0,
                     next_sequence,
                     new_files: Vec::new(),
                     open: None,
                     buffer: Vec::new(),
+                    changelog_files: Vec::new(),
+                    changelog_names: None,
                 },
             );
         }
@@ -565,23 +635,42 @@ impl TableWrite {
             self.buffered_bytes += size;
             return Ok(());
         }
-        let table_arrow = Arc::clone(&self.table_arrow);
-        let fields = self.schema.fields.clone();
         let format = self.format.clone();
         let options = self.options.clone();
         let target = self.target_file_size;
         let time_millis = self.time_millis;
         let schema_id = self.schema.id;
-        let batch = RecordBatch::try_new(table_arrow, columns)
+        let sequence_per_file = self.sequence_per_file;
+        let blob = self.blob.clone();
+        // Tables with BLOB columns: the normal file holds the other columns.
+        let (fields, file_arrow, file_columns) = match &blob {
+            Some(b) => (
+                b.normal_fields.clone(),
+                paimon_to_arrow_schema(&b.normal_fields)?,
+                b.normal_columns(&columns),
+            ),
+            None => (
+                self.schema.fields.clone(),
+                Arc::clone(&self.table_arrow),
+                columns.clone(),
+            ),
+        };
+        let batch = RecordBatch::try_new(file_arrow, file_columns)
             .map_err(|e| Error::arrow("building the rows of a bucket", e))?;
         let w = self.writer(partition, bucket)?;
         if w.open.is_none() {
+            let first = if sequence_per_file {
+                0
+            } else {
+                w.next_sequence
+            };
             w.open = Some(OpenFile {
                 name: w.next_file_name(),
                 encoder: DataFileEncoder::try_new(&fields, &format, &options)?,
                 stats: StatsCollector::new(&fields, &options)?,
-                min_sequence: w.next_sequence,
-                max_sequence: w.next_sequence - 1,
+                min_sequence: first,
+                max_sequence: first - 1,
+                blobs: blob.as_ref().map(BlobLayout::new_files),
             });
         }
         let Some(open) = w.open.as_mut() else {
@@ -589,11 +678,20 @@ impl TableWrite {
         };
         open.encoder.write(&batch)?;
         open.stats.update(batch.columns())?;
-        open.max_sequence = w.next_sequence + rows as i64 - 1;
+        if let (Some(layout), Some(files)) = (&blob, open.blobs.as_mut()) {
+            let (prefix, counter) = (&w.name_prefix, &mut w.files_named);
+            let mut next_name = || {
+                let n = *counter;
+                *counter += 1;
+                format!("{prefix}{n}.blob")
+            };
+            files.write(layout, &columns, &mut next_name)?;
+        }
+        open.max_sequence += rows as i64;
         w.next_sequence += rows as i64;
         if open.encoder.estimated_size_bytes() >= target {
-            let file = close_append_file(w, schema_id, time_millis)?;
-            self.done.push(file);
+            let files = close_append_file(w, blob.as_ref(), schema_id, time_millis)?;
+            self.done.extend(files);
         }
         Ok(())
     }
@@ -609,8 +707,8 @@ impl TableWrite {
                 if let Some(w) = self.writers.get_mut(&key)
                     && w.open.is_some()
                 {
-                    let f = close_append_file(w, schema_id, time_millis)?;
-                    self.done.push(f);
+                    let f = close_append_file(w, self.blob.as_ref(), schema_id, time_millis)?;
+                    self.done.extend(f);
                 }
             }
         }
@@ -631,20 +729,72 @@ impl TableWrite {
             return Ok(());
         }
         let batches = std::mem::take(&mut w.buffer);
-        let merged = kv.sort_and_merge(&batches)?;
-        let mut start = 0;
-        let total = merged.num_rows();
-        let mut files = Vec::new();
-        while start < total {
-            // Roll: estimate rows per file from the merged batch's in-memory size.
-            let bytes_per_row =
-                (merged.get_array_memory_size() as u64 / total.max(1) as u64).max(1);
-            let rows_per_file = (self.target_file_size / bytes_per_row).max(1) as usize;
-            let len = rows_per_file.min(total - start);
-            files.push(merged.slice(start, len));
-            start += len;
+        if let Some(p) = &self.postpone {
+            let records = kv.postpone_records(&batches)?;
+            let spec = KvFileSpec {
+                format: p.format.clone(),
+                compression: p.options.file_compression().to_owned(),
+            };
+            for part in roll_parts(&records, self.target_file_size) {
+                let Some(w) = self.writers.get_mut(key) else {
+                    return Ok(());
+                };
+                let name = w.next_file_name();
+                let (meta, bytes) = kv.encode_file(
+                    &part,
+                    &name,
+                    &spec,
+                    false,
+                    &p.options,
+                    self.schema.id,
+                    self.time_millis,
+                )?;
+                self.done.push(FileToPut {
+                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
+                    bytes,
+                });
+                w.new_files.push(meta);
+            }
+            return Ok(());
         }
-        for part in files {
+        let (merged, changelog) = kv.sort_and_merge(&batches)?;
+        // Java opens the changelog file first (it sees the first record before the merge
+        // emits anything), so changelog files take the lower counter values.
+        if let Some(raw) = changelog {
+            let spec = KvFileSpec::changelog(&self.options)?;
+            for part in roll_parts(&raw, self.target_file_size) {
+                let Some(w) = self.writers.get_mut(key) else {
+                    return Ok(());
+                };
+                let name =
+                    w.next_changelog_name(&self.options, &spec, &self.format, &mut self.names);
+                let Some(kv) = &self.kv else {
+                    return Ok(());
+                };
+                let (meta, bytes) = kv.encode_file(
+                    &part,
+                    &name,
+                    &spec,
+                    true,
+                    &self.options,
+                    self.schema.id,
+                    self.time_millis,
+                )?;
+                let Some(w) = self.writers.get_mut(key) else {
+                    return Ok(());
+                };
+                self.done.push(FileToPut {
+                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
+                    bytes,
+                });
+                w.changelog_files.push(meta);
+            }
+        }
+        let data_spec = KvFileSpec {
+            format: self.format.clone(),
+            compression: self.options.file_compression().to_owned(),
+        };
+        for part in roll_parts(&merged, self.target_file_size) {
             let Some(w) = self.writers.get_mut(key) else {
                 return Ok(());
             };
@@ -655,7 +805,8 @@ impl TableWrite {
             let (meta, bytes) = kv.encode_file(
                 &part,
                 &name,
-                &self.format,
+                &data_spec,
+                false,
                 &self.options,
                 self.schema.id,
                 self.time_millis,
@@ -673,6 +824,22 @@ impl TableWrite {
     }
 }
 
+/// A sorted batch cut into parts of about `target_file_size` bytes each (estimated from the
+/// batch's in-memory size), for rolling level-0 files.
+fn roll_parts(batch: &RecordBatch, target_file_size: u64) -> Vec<RecordBatch> {
+    let total = batch.num_rows();
+    let bytes_per_row = (batch.get_array_memory_size() as u64 / total.max(1) as u64).max(1);
+    let rows_per_file = (target_file_size / bytes_per_row).max(1) as usize;
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < total {
+        let len = rows_per_file.min(total - start);
+        parts.push(batch.slice(start, len));
+        start += len;
+    }
+    parts
+}
+
 impl BucketWriter {
     /// `<prefix><uuid>-<n>.<format>`, `n` counting this writer's files from 0 (Java
     /// `DataFilePathFactory#newPath`).
@@ -681,9 +848,56 @@ impl BucketWriter {
         self.files_named += 1;
         format!("{}{n}{}", self.name_prefix, self.name_suffix)
     }
+
+    /// The next changelog file name: `<changelog-file.prefix><uuid>-<n>.<format>`, sharing
+    /// the data files' UUID and counter when the changelog format is `data_format` (Java
+    /// keeps one `DataFilePathFactory` per format), else with a UUID and counter of its own.
+    fn next_changelog_name(
+        &mut self,
+        options: &CoreOptions,
+        spec: &KvFileSpec,
+        data_format: &str,
+        name_source: &mut NameSource,
+    ) -> String {
+        let names = self.changelog_names.get_or_insert_with(|| {
+            let prefix = changelog_prefix(options);
+            if spec.format == data_format {
+                ChangelogNames::Shared {
+                    prefix: format!("{prefix}{}-", self.uuid),
+                }
+            } else {
+                ChangelogNames::Own {
+                    prefix: format!("{prefix}{}-", name_source.uuid()),
+                    count: 0,
+                }
+            }
+        });
+        let n = match names {
+            ChangelogNames::Shared { .. } => {
+                let n = self.files_named;
+                self.files_named += 1;
+                n
+            }
+            ChangelogNames::Own { count, .. } => {
+                let n = *count;
+                *count += 1;
+                n
+            }
+        };
+        let (ChangelogNames::Shared { prefix } | ChangelogNames::Own { prefix, .. }) = names;
+        format!("{prefix}{n}.{}", spec.format)
+    }
 }
 
-fn close_append_file(w: &mut BucketWriter, schema_id: i64, time_millis: i64) -> Result<FileToPut> {
+/// Close the open file of an append bucket writer: the data file, then (tables with BLOB
+/// columns) the `.blob` files of its rows, column by column, the order the commit's row-id
+/// assignment expects.
+fn close_append_file(
+    w: &mut BucketWriter,
+    blob: Option<&BlobLayout>,
+    schema_id: i64,
+    time_millis: i64,
+) -> Result<Vec<FileToPut>> {
     let Some(open) = w.open.take() else {
         return Err(Error::invalid("no open file to close"));
     };
@@ -709,16 +923,26 @@ fn close_append_file(w: &mut BucketWriter, schema_id: i64, time_millis: i64) -> 
         file_source: Some(FileSource::Append),
         value_stats_cols,
         external_path: None,
+        // Row tracking: the commit assigns it.
         first_row_id: None,
-        write_cols: None,
+        write_cols: blob.map(|b| b.normal_names.clone()),
         write_cols_sequences: None,
     };
-    let path = format!("{}/{}", w.bucket_dir, open.name);
-    w.new_files.push(meta);
-    Ok(FileToPut {
-        path,
+    let mut out = vec![FileToPut {
+        path: format!("{}/{}", w.bucket_dir, open.name),
         bytes: Bytes::from(bytes),
-    })
+    }];
+    w.new_files.push(meta);
+    if let (Some(layout), Some(files)) = (blob, open.blobs) {
+        for f in files.finish(layout, row_count, schema_id, time_millis)? {
+            out.push(FileToPut {
+                path: format!("{}/{}", w.bucket_dir, f.meta.file_name),
+                bytes: f.bytes,
+            });
+            w.new_files.push(f.meta);
+        }
+    }
+    Ok(out)
 }
 
 impl KvLayout {
@@ -766,12 +990,51 @@ impl KvLayout {
             engine: merge.engine,
             ignore_delete: options.ignore_delete()?,
             merge,
+            changelog_input: options.changelog_producer()? == ChangelogProducer::Input,
         })
     }
 
+    /// The buffer of a postpone-bucket writer as written: input order, no merge, sequence
+    /// numbers `-1`, retractions dropped under `ignore-delete`; first-row tables reject
+    /// retractions as their merge would.
+    fn postpone_records(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
+        let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
+            .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
+        let k = self.key_idx.len();
+        let kinds = batch
+            .column(k + 1)
+            .as_primitive::<arrow_array::types::Int8Type>()
+            .clone();
+        let batch = if self.ignore_delete {
+            let keep = arrow_array::BooleanArray::from_iter(
+                kinds.values().iter().map(|b| Some(*b == 0 || *b == 2)),
+            );
+            arrow_select::filter::filter_record_batch(&batch, &keep)
+                .map_err(|e| Error::arrow("dropping ignored retractions", e))?
+        } else {
+            if self.engine == MergeEngine::FirstRow
+                && let Some(row) = kinds.values().iter().position(|b| *b == 1 || *b == 3)
+            {
+                return Err(Error::invalid(format!(
+                    "first-row tables take no retractions (-U/-D) unless 'ignore-delete' is \
+                     true; row {row} of the buffer is one"
+                )));
+            }
+            batch
+        };
+        let mut cols = batch.columns().to_vec();
+        cols[k] = Arc::new(Int64Array::from(vec![-1i64; batch.num_rows()]));
+        RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
+            .map_err(|e| Error::arrow("building the postpone records", e))
+    }
+
     /// The buffer sorted by (key, `sequence.field`, sequence number) and merged to one record
-    /// per key, in the file layout.
-    fn sort_and_merge(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
+    /// per key, in the file layout; with `changelog-producer = input` also the sorted records
+    /// before the merge (the changelog).
+    fn sort_and_merge(
+        &self,
+        batches: &[RecordBatch],
+    ) -> Result<(RecordBatch, Option<RecordBatch>)> {
         let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
             .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
         let k = self.key_idx.len();
@@ -854,7 +1117,12 @@ impl KvLayout {
             RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
                 .map_err(|e| Error::arrow("building the merged rows", e))
         };
-        match self.engine {
+        let changelog = if self.changelog_input {
+            Some(pick(order.clone())?)
+        } else {
+            None
+        };
+        let merged = match self.engine {
             MergeEngine::Deduplicate => pick(groups.iter().map(|(_, e)| order[e - 1]).collect()),
             MergeEngine::FirstRow => {
                 let mut idx = Vec::with_capacity(groups.len());
@@ -886,10 +1154,14 @@ impl KvLayout {
                         engine_name(self.engine)
                     )));
                 }
-                let sorted = pick(order.clone())?;
+                let sorted = match &changelog {
+                    Some(c) => c.clone(),
+                    None => pick(order.clone())?,
+                };
                 self.merge_sorted(&sorted, &groups)
             }
-        }
+        }?;
+        Ok((merged, changelog))
     }
 
     /// `sequence.field` columns (value positions in the file layout) and their converter.
@@ -997,18 +1269,26 @@ impl KvLayout {
             .map_err(|e| Error::arrow("building merged rows", e))
     }
 
-    /// Encode one sorted, merged part as a level-0 file.
+    /// Encode one sorted part as a level-0 data file (merged) or changelog file (`changelog`,
+    /// the input records).
+    #[allow(clippy::too_many_arguments)]
     fn encode_file(
         &self,
         part: &RecordBatch,
         name: &str,
-        format: &str,
+        spec: &KvFileSpec,
+        changelog: bool,
         options: &CoreOptions,
         schema_id: i64,
         time_millis: i64,
     ) -> Result<(DataFileMeta, Bytes)> {
         let k = self.key_idx.len();
-        let mut encoder = DataFileEncoder::try_new(&self.file_fields, format, options)?;
+        let mut encoder = DataFileEncoder::try_new_with_compression(
+            &self.file_fields,
+            &spec.format,
+            &spec.compression,
+            options,
+        )?;
         encoder.write(part)?;
         let bytes = encoder.finish()?;
         let key_types: Vec<DataType> = self
@@ -1025,7 +1305,7 @@ impl KvLayout {
             &self.file_fields[k + 2..],
             options,
             0,
-            false,
+            changelog,
         )?;
         stats.update(part.columns())?;
         let (value_stats, value_stats_cols) = stats.finish()?;

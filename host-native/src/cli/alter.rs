@@ -231,6 +231,7 @@ pub(crate) async fn run(a: AlterArgs, json: bool) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -94,7 +94,12 @@ fn parse_partition(spec: &str) -> Result<std::collections::BTreeMap<String, Stri
 pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
     let started = Instant::now();
     let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
-    let mut writer = table.new_write().await.map_err(|e| error_chain(&e))?;
+    // One commit user for the file names (postpone-bucket tables) and the commit.
+    let commit = table.new_commit(a.commit_user.clone());
+    let mut writer = table
+        .new_write_as(Some(commit.commit_user()))
+        .await
+        .map_err(|e| error_chain(&e))?;
     let format = match &a.format {
         Some(f) => Some(InputFormat::from_name(f).map_err(|e| error_chain(&e))?),
         None => None,
@@ -126,7 +131,6 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
             }
         }
         let messages = writer.prepare_commit().await?;
-        let commit = table.new_commit(a.commit_user.clone());
         let partition = match &a.partition {
             Some(p) => Some(parse_partition(p).map_err(|e| {
                 paimon_native::Error::kernel("write --partition", paimon_kernel::Error::invalid(e))

@@ -1,0 +1,321 @@
+//! BLOB columns of data-evolution append tables: the normal data file gets the other columns,
+//! each BLOB column goes to its own rolling `.blob` files.
+//!
+//! Source: Java `org.apache.paimon.append.DedicatedFormatRollingFileWriter` (one normal file
+//! plus the blob files of its rows; rolling the normal file closes the blob files too),
+//! `MultipleBlobFileWriter` (one rolling writer per blob column, rolling at
+//! `blob.target-file-size`), `RowDataFileWriter` (the files' `DataFileMeta`),
+//! `org.apache.paimon.operation.BlobFileContext` (which columns go to `.blob` files).
+//!
+//! Layout written for a normal file of `n` rows (see `/spec/data-evolution.md` §3–4):
+//!
+//! * the normal file holds the non-blob columns and has `write_cols` = their names;
+//! * for each blob column, in table order, one or more `.blob` files (`write_cols` = `[column]`)
+//!   holding the column's `n` values in row order, rolling when a file's records reach
+//!   `blob.target-file-size` (default `target-file-size`);
+//! * the commit message lists the normal file, then the blob files of each column in column
+//!   order. No file carries a first row id: the commit gives the normal file the next row ids
+//!   and each column's blob files the same range, in order
+//!   ([`crate::commit::row_tracking::assign_row_tracking`]).
+//!
+//! A `.blob` file's `DataFileMeta` is that of Java's `RowDataFileWriter` with a `none` stats
+//! collector: no column statistics (dense store: empty stats and `value_stats_cols = []`),
+//! the table's schema id, `file_source = APPEND`, `delete_row_count = 0`, level 0, and the
+//! sequence numbers of a fresh per-file counter (`0 ..= row_count - 1`; data-evolution
+//! writers start every file at 0, the commit replaces them with the snapshot id).
+//!
+//! File names come from the bucket writer's path factory: `<data-file.prefix><uuid>-<n>.blob`
+//! with the same UUID and counter as the normal files (Java `DataFilePathFactory#newBlobPath`);
+//! a blob file takes its number when its first row is written.
+
+use arrow_array::ArrayRef;
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::format::blob::{BlobElementKind, BlobFileWriter};
+use crate::spec::{
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats,
+    TableSchema, TypeKind,
+};
+use crate::write::stats::StatsCollector;
+
+/// Options naming BLOB columns that are stored inline (as descriptors or views) in the normal
+/// file instead of `.blob` files (Java `CoreOptions#blobInlineField`).
+const BLOB_INLINE_FIELD_OPTIONS: [&str; 3] = [
+    "blob-descriptor-field",
+    "blob.stored-descriptor-fields",
+    "blob-view-field",
+];
+
+/// Which columns of a table go to the normal file and which to `.blob` files.
+#[derive(Debug, Clone)]
+pub(crate) struct BlobLayout {
+    /// Positions (table order) of the columns of the normal file.
+    pub(crate) normal_idx: Vec<usize>,
+    /// The fields of the normal file.
+    pub(crate) normal_fields: Vec<DataField>,
+    /// Their names: the normal file's `write_cols`.
+    pub(crate) normal_names: Vec<String>,
+    columns: Vec<BlobColumn>,
+    target_file_size: u64,
+    /// The statistics of a `.blob` file (none, per `metadata.stats-dense-store`).
+    stats: (SimpleStats, Option<Vec<String>>),
+}
+
+#[derive(Debug, Clone)]
+struct BlobColumn {
+    /// Position in the table's columns.
+    idx: usize,
+    name: String,
+    kind: BlobElementKind,
+}
+
+impl BlobLayout {
+    /// The layout of `schema`, `None` when it has no `BLOB`, `ARRAY<BLOB>` or `MAP<K, BLOB>`
+    /// column. `target_file_size` is the table's `target-file-size`, the default of
+    /// `blob.target-file-size`.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for BLOB columns of a table without data evolution, BLOBs nested
+    /// elsewhere (e.g. `ROW<BLOB>`), blob columns stored inline (`blob-descriptor-field`,
+    /// `blob-view-field`); [`Error::Invalid`] for a bad `blob.target-file-size`, a table whose
+    /// columns are all blob columns, or a blob partition key.
+    pub(crate) fn try_new(
+        schema: &TableSchema,
+        options: &CoreOptions,
+        target_file_size: u64,
+    ) -> Result<Option<Self>> {
+        let mut columns = Vec::new();
+        let mut normal_idx = Vec::new();
+        for (idx, f) in schema.fields.iter().enumerate() {
+            match BlobElementKind::try_from_data_type(&f.data_type) {
+                Ok(kind) => columns.push(BlobColumn {
+                    idx,
+                    name: f.name.clone(),
+                    kind,
+                }),
+                Err(_) if contains_blob(&f.data_type) => {
+                    return Err(Error::unsupported(format!(
+                        "writing column '{}' ({}): a BLOB nested other than in ARRAY<BLOB> or \
+                         MAP<K, BLOB>",
+                        f.name, f.data_type
+                    )));
+                }
+                Err(_) => normal_idx.push(idx),
+            }
+        }
+        if columns.is_empty() {
+            return Ok(None);
+        }
+        if !options.data_evolution_enabled()? {
+            return Err(Error::unsupported(
+                "writing BLOB columns to a table without data evolution \
+                 (data-evolution.enabled = false)",
+            ));
+        }
+        if let Some(key) = BLOB_INLINE_FIELD_OPTIONS
+            .iter()
+            .find(|k| options.get(k).is_some_and(|v| !v.trim().is_empty()))
+        {
+            return Err(Error::unsupported(format!(
+                "writing BLOB columns stored inline in the data file ({key})"
+            )));
+        }
+        if normal_idx.is_empty() {
+            return Err(Error::invalid(
+                "a table with BLOB columns needs other (normal) columns",
+            ));
+        }
+        if let Some(c) = columns
+            .iter()
+            .find(|c| schema.partition_keys.contains(&c.name))
+        {
+            return Err(Error::invalid(format!(
+                "the BLOB column '{}' cannot be a partition key",
+                c.name
+            )));
+        }
+        let target_file_size = match options.get("blob.target-file-size") {
+            None => target_file_size,
+            Some(v) => crate::spec::options::parse_memory_size(v)
+                .ok()
+                .and_then(|b| u64::try_from(b).ok())
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "option 'blob.target-file-size' = '{v}' is not a memory size"
+                    ))
+                })?,
+        };
+        let mut none = CoreOptions::from_pairs([("metadata.stats-mode", "none")]);
+        if let Some(dense) = options.get("metadata.stats-dense-store") {
+            none = none.with("metadata.stats-dense-store", dense);
+        }
+        // Statistics do not depend on the rows: compute them once, on the first blob field.
+        let first = &schema.fields[columns[0].idx];
+        let stats = StatsCollector::new(std::slice::from_ref(first), &none)?.finish()?;
+        let normal_fields: Vec<DataField> = normal_idx
+            .iter()
+            .map(|i| schema.fields[*i].clone())
+            .collect();
+        let normal_names = normal_fields.iter().map(|f| f.name.clone()).collect();
+        Ok(Some(BlobLayout {
+            normal_idx,
+            normal_fields,
+            normal_names,
+            columns,
+            target_file_size,
+            stats,
+        }))
+    }
+
+    /// The columns of the normal file, out of the table's columns.
+    pub(crate) fn normal_columns(&self, columns: &[ArrayRef]) -> Vec<ArrayRef> {
+        self.normal_idx
+            .iter()
+            .map(|i| ArrayRef::clone(&columns[*i]))
+            .collect()
+    }
+
+    /// Rolling writers for the blob columns of one normal file.
+    pub(crate) fn new_files(&self) -> BlobFiles {
+        BlobFiles {
+            columns: self
+                .columns
+                .iter()
+                .map(|_| RollingBlobColumn::default())
+                .collect(),
+        }
+    }
+}
+
+/// True if `t` holds a BLOB at any depth.
+fn contains_blob(t: &DataType) -> bool {
+    match &t.kind {
+        TypeKind::Blob => true,
+        TypeKind::Array(e) | TypeKind::Multiset(e) => contains_blob(e),
+        TypeKind::Map(k, v) => contains_blob(k) || contains_blob(v),
+        TypeKind::Row(fields) => fields.iter().any(|f| contains_blob(&f.data_type)),
+        _ => false,
+    }
+}
+
+/// The `.blob` files of one normal file, one rolling writer per blob column.
+#[derive(Debug, Default)]
+pub(crate) struct BlobFiles {
+    columns: Vec<RollingBlobColumn>,
+}
+
+#[derive(Debug, Default)]
+struct RollingBlobColumn {
+    open: Option<(String, BlobFileWriter)>,
+    /// Finished files: name, bytes, row count.
+    done: Vec<(String, Vec<u8>, u64)>,
+}
+
+/// A finished `.blob` file: its metadata (no first row id) and bytes.
+#[derive(Debug)]
+pub(crate) struct BlobFileOut {
+    pub(crate) meta: DataFileMeta,
+    pub(crate) bytes: Bytes,
+}
+
+impl BlobFiles {
+    /// Write the blob columns of rows (`columns` are all the table's columns), naming new files
+    /// with `next_name` (`<prefix><uuid>-<n>.blob`).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for an Arrow type that does not fit a column;
+    /// [`Error::Invalid`] for duplicate map keys.
+    pub(crate) fn write(
+        &mut self,
+        layout: &BlobLayout,
+        columns: &[ArrayRef],
+        next_name: &mut dyn FnMut() -> String,
+    ) -> Result<()> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        for (col, w) in layout.columns.iter().zip(&mut self.columns) {
+            let values = columns
+                .get(col.idx)
+                .ok_or_else(|| Error::invalid(format!("no input for column '{}'", col.name)))?;
+            for row in 0..rows {
+                let (_, file) = w
+                    .open
+                    .get_or_insert_with(|| (next_name(), BlobFileWriter::new()));
+                file.push_value(values.as_ref(), row, col.kind)?;
+                if file.position() >= layout.target_file_size {
+                    w.roll()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Finish every file: the blob files of each column, columns in table order, each column's
+    /// files in row order. `row_count` is the normal file's; every column must have as many.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if a column's files do not hold `row_count` rows (a writer bug).
+    pub(crate) fn finish(
+        mut self,
+        layout: &BlobLayout,
+        row_count: i64,
+        schema_id: i64,
+        time_millis: i64,
+    ) -> Result<Vec<BlobFileOut>> {
+        let mut out = Vec::new();
+        for (col, w) in layout.columns.iter().zip(&mut self.columns) {
+            w.roll()?;
+            let rows: u64 = w.done.iter().map(|(_, _, n)| n).sum();
+            if i64::try_from(rows).ok() != Some(row_count) {
+                return Err(Error::invalid(format!(
+                    "blob files of column '{}' hold {rows} rows, the data file {row_count}",
+                    col.name
+                )));
+            }
+            for (name, bytes, rows) in std::mem::take(&mut w.done) {
+                let rows = rows as i64;
+                let (value_stats, value_stats_cols) = layout.stats.clone();
+                out.push(BlobFileOut {
+                    meta: DataFileMeta {
+                        file_name: name,
+                        file_size: bytes.len() as i64,
+                        row_count: rows,
+                        min_key: BinaryRow::empty(),
+                        max_key: BinaryRow::empty(),
+                        key_stats: SimpleStats::empty(),
+                        value_stats,
+                        min_sequence_number: 0,
+                        max_sequence_number: rows - 1,
+                        schema_id,
+                        level: 0,
+                        extra_files: Vec::new(),
+                        creation_time_millis: Some(time_millis),
+                        delete_row_count: Some(0),
+                        embedded_index: None,
+                        file_source: Some(FileSource::Append),
+                        value_stats_cols,
+                        external_path: None,
+                        first_row_id: None,
+                        write_cols: Some(vec![col.name.clone()]),
+                        write_cols_sequences: None,
+                    },
+                    bytes: Bytes::from(bytes),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RollingBlobColumn {
+    fn roll(&mut self) -> Result<()> {
+        if let Some((name, file)) = self.open.take() {
+            let rows = file.row_count();
+            self.done.push((name, file.finish()?, rows));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
