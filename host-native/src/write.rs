@@ -5,7 +5,8 @@
 //! table.new_write()  -> TableWriter               restores sequence numbers from the latest snapshot
 //!   writer.write(&batch)                          data files Put (create-new) as they complete
 //!   writer.prepare_commit() -> Vec<CommitMessage>
-//! table.new_commit(user).commit(identifier, messages)   manifests, manifest list, snapshot-N
+//! table.new_commit(user).commit(messages)       manifests, manifest list, snapshot-N
+//!   (or commit_with_identifier / overwrite / abort)
 //! ```
 //!
 //! Time and the seed of new file names come from this host (the system clock and the OS's

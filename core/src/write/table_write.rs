@@ -1133,7 +1133,8 @@ impl KvLayout {
                         if kind == 1 || kind == 3 {
                             return Err(Error::invalid(format!(
                                 "first-row tables take no retractions (-U/-D) unless \
-                                 'ignore-delete' is true; row {} of the input is one",
+                                 'ignore-delete' is true; the input holds one (sequence \
+                                 number {} of its bucket)",
                                 seq.value(*r as usize)
                             )));
                         }
