@@ -607,8 +607,8 @@ impl<T> Io<T> {
         WorkHandle { slot }
     }
 
-    /// Hand a result to the host. The operation continues until its next IO or until it
-    /// awaits [`Io::yield_now`]; await that after emitting to keep memory bounded.
+    /// Hand a result to the host. The operation goes on until its next IO; to keep memory
+    /// bounded, emit with [`Io::emit_and_yield`], which suspends until the host took the item.
     pub fn emit(&self, item: T) {
         lock(&self.state).emitted.push_back(item);
     }

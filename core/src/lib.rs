@@ -14,7 +14,7 @@
 //! * [`predicate`]: the `--where` filter: parsing, binding, partition/stats pruning, row
 //!   filtering.
 //! * [`scan`]: resolving the snapshot to read (latest, snapshot id, tag, timestamp).
-//! * [`write`]: writers: rows to data files and commit messages.
+//! * [`write`](mod@write): writers: rows to data files and commit messages.
 //! * [`commit`]: commit messages to a new snapshot (manifests, manifest list, snapshot).
 //! * [`canonical`]: Arrow values as the conformance corpus' canonical JSON (tests, the wasm
 //!   host's JSON rows).

@@ -451,7 +451,7 @@ impl ParquetFileReader {
         Ok(reader)
     }
 
-    /// Decode in up to `parallelism` column groups (see [`column_groups`]), each group's
+    /// Decode in up to `parallelism` column groups (see `column_groups`), each group's
     /// batches decoded [`WORK_CHUNK_BYTES`] at a time as pieces of work (see
     /// [`Io::spawn_work`]) and up to two such chunks ahead of the reader. A file that makes
     /// one group (small, one column) and `parallelism` 1 keep a single decoder working
