@@ -1,5 +1,21 @@
 //! Small helpers shared across modules.
 
+/// The shortest big-endian two's complement of a number given in big-endian two's
+/// complement: leading `0x00` / `0xff` bytes dropped while the sign bit stays the same (Java
+/// `BigInteger#toByteArray` of the same value, e.g. for `i128::to_be_bytes`).
+pub fn minimal_twos_complement(be: &[u8]) -> &[u8] {
+    let mut start = 0;
+    while start + 1 < be.len() {
+        let (b, next) = (be[start], be[start + 1]);
+        if (b == 0x00 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    &be[start..]
+}
+
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";

@@ -1140,21 +1140,6 @@ fn binary_at(a: &dyn Array, i: usize) -> Option<&[u8]> {
     }
 }
 
-/// Minimal big-endian two's-complement bytes of `v` (Java `BigInteger#toByteArray`).
-fn minimal_be(v: i128) -> Vec<u8> {
-    let b = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (cur, next) = (b[start], b[start + 1]);
-        if (cur == 0x00 && next & 0x80 == 0) || (cur == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    b[start..].to_vec()
-}
-
 /// Serialized key `i` of `keys` per `kind`; `None` when the Arrow type does not fit the kind.
 fn encode_map_key(keys: &dyn Array, i: usize, kind: BlobMapKeyKind) -> Option<Result<Vec<u8>>> {
     use arrow_array::cast::AsArray;
@@ -1207,7 +1192,7 @@ fn encode_map_key(keys: &dyn Array, i: usize, kind: BlobMapKeyKind) -> Option<Re
             if precision <= 18 {
                 (v as i64).to_le_bytes().to_vec()
             } else {
-                minimal_be(v)
+                crate::util::minimal_twos_complement(&v.to_be_bytes()).to_vec()
             }
         }
         BlobMapKeyKind::Binary => binary_at(keys, i)?.to_vec(),

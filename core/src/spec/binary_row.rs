@@ -1224,21 +1224,6 @@ fn mismatch(value: &Datum, ty: &DataType) -> Error {
     ))
 }
 
-/// Minimal big-endian two's-complement bytes of `v` (Java `BigInteger#toByteArray`).
-fn i128_to_min_be_bytes(v: i128) -> Vec<u8> {
-    let full = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (b, next) = (full[start], full[start + 1]);
-        if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    full[start..].to_vec()
-}
-
 /// A buffer with a fixed part and a growing var part; offsets are relative to its start.
 struct Writer {
     buf: Vec<u8>,
@@ -1294,7 +1279,8 @@ impl Writer {
                     let v = i64::try_from(*unscaled).map_err(|_| mismatch(value, ty))?;
                     self.put(slot, &v.to_le_bytes());
                 } else {
-                    let bytes = i128_to_min_be_bytes(*unscaled);
+                    let bytes =
+                        crate::util::minimal_twos_complement(&unscaled.to_be_bytes()).to_vec();
                     let mut region = [0u8; 16];
                     region[..bytes.len()].copy_from_slice(&bytes);
                     let v = self.append_var(&region)?;

@@ -528,21 +528,14 @@ fn write_var_bytes(out: &mut Vec<u8>, slot: usize, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Minimal big-endian two's-complement bytes of `v` (Java `BigInteger#toByteArray`).
+/// Minimal big-endian two's-complement bytes of `v` (Java `BigInteger#toByteArray`) at the
+/// start of a 16-byte buffer, and their length.
 fn min_be_bytes(v: i128) -> ([u8; 16], usize) {
     let full = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (b, next) = (full[start], full[start + 1]);
-        if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
+    let min = crate::util::minimal_twos_complement(&full);
     let mut out = [0u8; 16];
-    out[..16 - start].copy_from_slice(&full[start..]);
-    (out, 16 - start)
+    out[..min.len()].copy_from_slice(min);
+    (out, min.len())
 }
 
 /// Encodes rows of a set of Arrow columns as [`BinaryRow`] bytes, byte for byte as Java's

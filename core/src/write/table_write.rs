@@ -735,79 +735,53 @@ impl TableWrite {
                 format: p.format.clone(),
                 compression: p.options.file_compression().to_owned(),
             };
-            for part in roll_parts(&records, self.target_file_size) {
-                let Some(w) = self.writers.get_mut(key) else {
-                    return Ok(());
-                };
-                let name = w.next_file_name();
-                let (meta, bytes) = kv.encode_file(
-                    &part,
-                    &name,
-                    &spec,
-                    false,
-                    &p.options,
-                    self.schema.id,
-                    self.time_millis,
-                )?;
-                self.done.push(FileToPut {
-                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
-                    bytes,
-                });
-                w.new_files.push(meta);
-            }
-            return Ok(());
+            let options = p.options.clone();
+            return self.put_kv_files(key, &records, &spec, false, &options);
         }
         let (merged, changelog) = kv.sort_and_merge(&batches)?;
+        let options = self.options.clone();
         // Java opens the changelog file first (it sees the first record before the merge
         // emits anything), so changelog files take the lower counter values.
         if let Some(raw) = changelog {
             let spec = KvFileSpec::changelog(&self.options)?;
-            for part in roll_parts(&raw, self.target_file_size) {
-                let Some(w) = self.writers.get_mut(key) else {
-                    return Ok(());
-                };
-                let name =
-                    w.next_changelog_name(&self.options, &spec, &self.format, &mut self.names);
-                let Some(kv) = &self.kv else {
-                    return Ok(());
-                };
-                let (meta, bytes) = kv.encode_file(
-                    &part,
-                    &name,
-                    &spec,
-                    true,
-                    &self.options,
-                    self.schema.id,
-                    self.time_millis,
-                )?;
-                let Some(w) = self.writers.get_mut(key) else {
-                    return Ok(());
-                };
-                self.done.push(FileToPut {
-                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
-                    bytes,
-                });
-                w.changelog_files.push(meta);
-            }
+            self.put_kv_files(key, &raw, &spec, true, &options)?;
         }
         let data_spec = KvFileSpec {
             format: self.format.clone(),
             compression: self.options.file_compression().to_owned(),
         };
-        for part in roll_parts(&merged, self.target_file_size) {
+        self.put_kv_files(key, &merged, &data_spec, false, &options)
+    }
+
+    /// Encode a sorted key-value `batch` of bucket `key` as level-0 files rolling at
+    /// `target-file-size`: data files (named by the bucket's data file counter, listed in its
+    /// new files) or, with `changelog`, changelog files (listed in its changelog files).
+    fn put_kv_files(
+        &mut self,
+        key: &(Vec<u8>, i32),
+        batch: &RecordBatch,
+        spec: &KvFileSpec,
+        changelog: bool,
+        options: &CoreOptions,
+    ) -> Result<()> {
+        for part in roll_parts(batch, self.target_file_size) {
             let Some(w) = self.writers.get_mut(key) else {
                 return Ok(());
             };
-            let name = w.next_file_name();
+            let name = if changelog {
+                w.next_changelog_name(&self.options, spec, &self.format, &mut self.names)
+            } else {
+                w.next_file_name()
+            };
             let Some(kv) = &self.kv else {
                 return Ok(());
             };
             let (meta, bytes) = kv.encode_file(
                 &part,
                 &name,
-                &data_spec,
-                false,
-                &self.options,
+                spec,
+                changelog,
+                options,
                 self.schema.id,
                 self.time_millis,
             )?;
@@ -818,7 +792,11 @@ impl TableWrite {
                 path: format!("{}/{}", w.bucket_dir, meta.file_name),
                 bytes,
             });
-            w.new_files.push(meta);
+            if changelog {
+                w.changelog_files.push(meta);
+            } else {
+                w.new_files.push(meta);
+            }
         }
         Ok(())
     }

@@ -742,7 +742,10 @@ impl<'a> Node<'a> {
             ),
             Value::Float32(v) => out.extend_from_slice(&v[i].to_le_bytes()),
             Value::Float64(v) => out.extend_from_slice(&v[i].to_le_bytes()),
-            Value::Decimal(v) => put_bytes(out, minimal_twos_complement(&v[i].to_be_bytes())),
+            Value::Decimal(v) => put_bytes(
+                out,
+                crate::util::minimal_twos_complement(&v[i].to_be_bytes()),
+            ),
             Value::String(a) => put_bytes(out, a.value(i).as_bytes()),
             Value::Bytes(a) => put_bytes(out, a.value(i)),
             Value::List { list, item } => {
@@ -820,22 +823,7 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
-/// The shortest big-endian two's complement of a number given in big-endian two's complement
-/// (Java `BigInteger.toByteArray`).
-fn minimal_twos_complement(be: &[u8]) -> &[u8] {
-    let mut start = 0;
-    while start + 1 < be.len() {
-        let (b, next) = (be[start], be[start + 1]);
-        if (b == 0x00 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    &be[start..]
-}
-
 #[cfg(test)]
 pub(super) fn test_minimal_twos_complement(v: i128) -> Vec<u8> {
-    minimal_twos_complement(&v.to_be_bytes()).to_vec()
+    crate::util::minimal_twos_complement(&v.to_be_bytes()).to_vec()
 }
