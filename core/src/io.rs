@@ -187,6 +187,10 @@ pub struct ObjectMeta {
     pub path: String,
     /// Size in bytes.
     pub size_bytes: u64,
+    /// Last modification time in milliseconds since the epoch, when the host knows it (used
+    /// by orphan-file cleaning to spare young files; `None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_millis: Option<i64>,
 }
 
 /// Why an IO operation did not succeed. Small and serde-able: it crosses the boundary and is
@@ -970,6 +974,7 @@ impl MemoryStore {
                     .map(|(k, v)| ObjectMeta {
                         path: k.clone(),
                         size_bytes: v.len() as u64,
+                        modified_millis: None,
                     })
                     .collect(),
             },

@@ -16,6 +16,7 @@
 //! * [`scan`]: resolving the snapshot to read (latest, snapshot id, tag, timestamp).
 //! * [`write`](mod@write): writers: rows to data files and commit messages.
 //! * [`commit`]: commit messages to a new snapshot (manifests, manifest list, snapshot).
+//! * [`compact`]: compaction planners and tasks (primary-key, append, data-evolution).
 //! * [`canonical`]: Arrow values as the conformance corpus' canonical JSON (tests, the wasm
 //!   host's JSON rows).
 
@@ -24,10 +25,12 @@
 
 pub mod canonical;
 pub mod commit;
+pub mod compact;
 pub mod error;
 pub mod evolution;
 pub mod format;
 pub mod io;
+pub mod maintenance;
 pub mod merge;
 pub mod predicate;
 pub mod read;

@@ -556,6 +556,7 @@ impl ObjectStoreHost {
             .map(|m| ObjectMeta {
                 path: m.location.to_string(),
                 size_bytes: m.size,
+                modified_millis: Some(m.last_modified.timestamp_millis()),
             })
             .collect();
         objects.sort();

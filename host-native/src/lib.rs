@@ -38,9 +38,12 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod compact;
+pub mod compact_append;
 pub mod error;
 pub mod host;
 pub mod location;
+pub mod maintenance;
 pub mod recording;
 pub mod scan;
 pub mod system;

@@ -7,6 +7,7 @@
 //! paimon-kernel files     TABLE [--snapshot N|--tag T] live data files ($files)
 //! paimon-kernel manifests TABLE [--snapshot N|--tag T] manifest files of a snapshot
 //! paimon-kernel tags      TABLE                       tags and their snapshots
+//!                         (these six and scan take --branch NAME to read a branch)
 //! paimon-kernel create    TABLE --schema FILE         create a table (Paimon schema JSON)
 //! paimon-kernel write     TABLE --input FILE|- [--format arrow|parquet|csv|jsonl]
 //!                         [--overwrite [--partition k=v,...]]   write rows, one commit
@@ -14,6 +15,15 @@
 //!                         [--rename-column OLD=NEW] [--alter-type 'NAME TYPE']
 //!                         [--set KEY=VALUE] [--reset KEY]      one new schema
 //! paimon-kernel delete    TABLE --where EXPR            delete rows (primary-key tables)
+//! paimon-kernel compact   TABLE [--full] [--partition k=v,...] [--bucket N]
+//!                                                      compact (primary-key tables)
+//! paimon-kernel plan-compaction TABLE [--full]         the compaction plan (JSON)
+//! paimon-kernel expire    TABLE [--retain-max N] [--retain-min N] [--older-than DURATION]
+//!                                                      expire old snapshots
+//! paimon-kernel remove-orphans TABLE [--older-than DURATION] [--dry-run]
+//!                                                      delete unreferenced files
+//! paimon-kernel tag       create|delete|list TABLE [NAME] [--snapshot N]   tags
+//! paimon-kernel rollback  TABLE --snapshot N | --tag T  roll back
 //! paimon-kernel scan      TABLE [--snapshot N|--tag T|--timestamp-millis T] [--columns a,b]
 //!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow|count]
 //!                         [--output FILE] [--batch-size N]      read rows
@@ -80,12 +90,31 @@ enum Command {
     Alter(cli::alter::AlterArgs),
     /// Delete the rows matching a filter in one commit (primary-key tables).
     Delete(cli::delete::DeleteArgs),
+    /// Set columns of existing rows of a data-evolution table by `_ROW_ID` (only those
+    /// columns are written; BLOB columns get placeholders for the rows not set).
+    Update(cli::update::UpdateArgs),
+    /// Compact the table (primary-key tables): per bucket, the table's strategy or, with
+    /// `--full`, every sorted run to the max level; one COMPACT snapshot.
+    Compact(cli::compact::CompactArgs),
+    /// Print the compaction plan as JSON (what `compact` would do now).
+    PlanCompaction(cli::compact::PlanCompactionArgs),
+    /// Expire old snapshots (and their changelog files) as Java does.
+    Expire(cli::maintenance::ExpireArgs),
+    /// Delete files no snapshot, tag or branch uses (older than `--older-than`, 1 d).
+    RemoveOrphans(cli::maintenance::RemoveOrphansArgs),
+    /// Create, delete or list tags.
+    Tag(cli::maintenance::TagArgs),
+    /// Roll the table back to a snapshot or tag.
+    Rollback(cli::maintenance::RollbackArgs),
 }
 
 #[derive(Debug, Args)]
 struct TableArgs {
     /// Table directory or URL (s3://, gs://, az://, abfs://, http(s)://, file://).
     table: String,
+    /// Read this branch (`branch/branch-NAME/`) instead of main.
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -98,6 +127,9 @@ struct SnapshotArgs {
     /// Use the snapshot of this tag instead of the latest.
     #[arg(long, value_name = "T")]
     tag: Option<String>,
+    /// Read this branch (`branch/branch-NAME/`) instead of main.
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -169,13 +201,20 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Write(a) => return cli::write::write(a, json).await,
         Command::Alter(a) => return cli::alter::run(a, json).await,
         Command::Delete(a) => return cli::delete::run(a, json).await,
+        Command::Update(a) => return cli::update::run(a, json).await,
+        Command::Compact(a) => return cli::compact::compact(a, json).await,
+        Command::PlanCompaction(a) => return cli::compact::plan(a).await,
+        Command::Expire(a) => return cli::maintenance::expire(a, json).await,
+        Command::RemoveOrphans(a) => return cli::maintenance::remove_orphans(a, json).await,
+        Command::Tag(a) => return cli::maintenance::tag(a, json).await,
+        Command::Rollback(a) => return cli::maintenance::rollback(a, json).await,
         other => other,
     };
-    let location = match &command {
+    let (location, branch) = match &command {
         Command::Info(a) | Command::Schema(a) | Command::Files(a) | Command::Manifests(a) => {
-            &a.table
+            (&a.table, &a.branch)
         }
-        Command::Snapshots(a) | Command::Tags(a) => &a.table,
+        Command::Snapshots(a) | Command::Tags(a) => (&a.table, &a.branch),
         // Handled above.
         Command::Scan(_)
         | Command::Record(_)
@@ -184,13 +223,26 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Create(_)
         | Command::Write(_)
         | Command::Alter(_)
-        | Command::Delete(_) => {
+        | Command::Delete(_)
+        | Command::Update(_)
+        | Command::Compact(_)
+        | Command::PlanCompaction(_)
+        | Command::Expire(_)
+        | Command::RemoveOrphans(_)
+        | Command::Tag(_)
+        | Command::Rollback(_) => {
             return Ok(());
         }
     };
-    let table = paimon_native::Table::open(location)
+    let mut table = paimon_native::Table::open(location)
         .await
         .map_err(|e| cli::error_chain(&e))?;
+    if let Some(b) = branch {
+        table = table
+            .with_branch(b)
+            .await
+            .map_err(|e| cli::error_chain(&e))?;
+    }
     let out = match command {
         Command::Info(a) => cli::info(&table, a.snapshot, a.tag.as_deref(), json).await,
         Command::Snapshots(_) => cli::snapshots(&table, json).await,
@@ -205,7 +257,14 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Create(_)
         | Command::Write(_)
         | Command::Alter(_)
-        | Command::Delete(_) => {
+        | Command::Delete(_)
+        | Command::Update(_)
+        | Command::Compact(_)
+        | Command::PlanCompaction(_)
+        | Command::Expire(_)
+        | Command::RemoveOrphans(_)
+        | Command::Tag(_)
+        | Command::Rollback(_) => {
             return Ok(());
         }
     };

@@ -71,7 +71,8 @@ impl Driver for RecordingHost {
             match machine.step()? {
                 Step::NeedIo(round) => {
                     let answers = self.host.answer_round(round.clone()).await;
-                    self.recorder.round(&round, &answers);
+                    self.recorder
+                        .round(&round, &without_modified_times(&answers));
                     for (id, answer) in answers {
                         machine.provide(id, answer)?;
                     }
@@ -83,6 +84,34 @@ impl Driver for RecordingHost {
             }
         }
     }
+}
+
+/// `answers` with the modification times of listed objects left out: they differ on every
+/// run, and a transcript must be the same for the same table (the reads and writes recorded
+/// here do not look at them).
+fn without_modified_times(
+    answers: &[(paimon_kernel::io::RequestId, paimon_kernel::io::IoAnswer)],
+) -> Vec<(paimon_kernel::io::RequestId, paimon_kernel::io::IoAnswer)> {
+    use paimon_kernel::io::IoAnswer;
+    answers
+        .iter()
+        .map(|(id, a)| match a {
+            IoAnswer::List { objects } => (
+                *id,
+                IoAnswer::List {
+                    objects: objects
+                        .iter()
+                        .map(|o| {
+                            let mut o = o.clone();
+                            o.modified_millis = None;
+                            o
+                        })
+                        .collect(),
+                },
+            ),
+            other => (*id, other.clone()),
+        })
+        .collect()
 }
 
 /// Arguments of `paimon-kernel record`.

@@ -50,7 +50,7 @@
 //!
 //! Source: Java `org.apache.paimon.table.source.{ReadBuilder, TableScan, TableRead}`.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,8 +66,12 @@ use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{Io, Machine, Step};
 use paimon_kernel::predicate::Predicate;
 use paimon_kernel::read::{ReadContext, independent_parts, read_split};
+use paimon_kernel::scan::branch::{SCAN_FALLBACK_BRANCH, SCAN_PRIMARY_BRANCH};
+use paimon_kernel::scan::planner::read_live_entries;
 use paimon_kernel::scan::snapshot_resolver::TimeTravel;
 use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
+use paimon_kernel::spec::manifest::ManifestEntry;
+use paimon_kernel::spec::snapshot::tag_path;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -320,8 +324,7 @@ impl TableScan {
     async fn plan_with(&self, filter: Option<Predicate>) -> Result<Plan> {
         let request = self.request(filter);
         self.table
-            .host()
-            .run_once(
+            .run_machine(
                 Machine::once("PlanScan", move |io: Io<Plan>| async move {
                     plan_scan(&io, &request).await
                 })
@@ -330,20 +333,153 @@ impl TableScan {
             .await
     }
 
-    /// Plan the scan and stream its rows as Arrow record batches of
-    /// [`RecordBatchStream::schema`] (see the module docs for order, memory and limit).
+    /// Plan the scan as [`TableScan::to_stream`] reads it: when the table's options set
+    /// `scan.fallback-branch` (or `scan.primary-branch`), two plans, the first branch's and the
+    /// second branch's splits of the partitions the first lacks; otherwise one plan and
+    /// `None`. The second plan is also `None` when the other branch does not exist (Java logs
+    /// an error and reads the scanned branch alone) or adds no partition.
     ///
     /// # Errors
-    /// As [`TableScan::plan`], plus an unknown column or a filter naming one (`Invalid`).
-    /// Items of the stream fail with [`Error::Kernel`] naming the data file that is missing
-    /// or corrupt; the stream ends after its first error.
-    pub async fn to_stream(&self) -> Result<RecordBatchStream> {
+    /// As [`TableScan::plan`] for either branch; `Invalid` when the two branches' row types
+    /// differ (beyond nullability); `Unsupported` for a projection or filter when the
+    /// branches name their columns differently.
+    pub async fn plan_with_fallback(&self) -> Result<(Plan, Option<Plan>)> {
         let filter = self.predicate()?;
         let plan = self.plan_with(filter.clone()).await?;
+        match self.branch_pair(plan, filter).await? {
+            BranchPair::One(plan) => Ok((*plan, None)),
+            BranchPair::Two { first, second } => {
+                let second = Some(second.1).filter(|p| !p.splits.is_empty());
+                Ok((first.1, second))
+            }
+        }
+    }
+
+    /// The branches a scan whose own plan is `plan` reads.
+    ///
+    /// Source: Java `FileStoreTableFactory.create` (wrapping with `scan.fallback-branch` /
+    /// `scan.primary-branch`), `FallbackReadFileStoreTable` (`FallbackReadScan.plan`,
+    /// `validateSchema`, `rewriteOtherOptions`). With `scan.fallback-branch = B` the scanned
+    /// branch comes first, with `scan.primary-branch = B` (and no fallback branch) `B` comes
+    /// first. Partitions with live files in the first branch are complete and read from it;
+    /// the second branch's partitions that the first lacks are read from the second branch
+    /// with its own schema. A snapshot id asked of the scanned branch is mapped to `B`'s
+    /// snapshot committed at or before that snapshot's time (Java `earlierOrEqualTimeMills`);
+    /// a tag is looked up in `B` too, and a tag `B` lacks adds nothing. As in Java, the
+    /// options come from the scanned branch's latest schema also for time travel (one more
+    /// schema read then; a read of the latest snapshot needs none).
+    async fn branch_pair(&self, plan: Plan, filter: Option<Predicate>) -> Result<BranchPair> {
+        // Java decides on the branch's latest schema, also for time travel (whose plan reads
+        // with the snapshot's own schema): read it then.
+        let latest_options = match self.travel {
+            TimeTravel::Latest => None,
+            _ => Some(self.table.schema().await?.options),
+        };
+        let options = latest_options.as_ref().unwrap_or(&plan.options);
+        let option = |key: &str| {
+            options
+                .get(key)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let (name, scanned_first) =
+            match (option(SCAN_FALLBACK_BRANCH), option(SCAN_PRIMARY_BRANCH)) {
+                (Some(b), _) => (b, true),
+                (None, Some(b)) => (b, false),
+                (None, None) => return Ok(BranchPair::One(Box::new(plan))),
+            };
+        if name == self.table.branch() {
+            return Ok(BranchPair::One(Box::new(plan)));
+        }
+        let Some(other_table) = self.table.try_branch(&name).await? else {
+            return Ok(BranchPair::One(Box::new(plan)));
+        };
+        let travel = match (&self.travel, &plan.snapshot) {
+            (TimeTravel::SnapshotId(_), Some(s)) => TimeTravel::TimestampMillis(s.time_millis),
+            (t, _) => t.clone(),
+        };
+        // A tag the other branch lacks contributes nothing (as Java's reads show).
+        if let TimeTravel::Tag(tag) = &travel {
+            let path = tag_path(tag);
+            let exists = other_table
+                .run_machine(
+                    Machine::once("BranchTagProbe", move |io: Io<bool>| async move {
+                        Ok(io.head(&path).await?.is_some())
+                    })
+                    .describe(format!("looking for tag {tag} of branch {name}")),
+                )
+                .await?;
+            if !exists {
+                return Ok(BranchPair::One(Box::new(plan)));
+            }
+        }
+        let other = TableScan {
+            table: other_table,
+            travel,
+            read: self.read.clone(),
+        };
+        let other_plan = other.plan_with(filter.clone()).await?;
+        let context = |e| Error::kernel(other.reading(), e);
+        let (ours, theirs) = (&plan.schema.fields, &other_plan.schema.fields);
+        if ours.len() != theirs.len()
+            || ours
+                .iter()
+                .zip(theirs)
+                .any(|(a, b)| a.data_type.kind != b.data_type.kind)
+        {
+            return Err(context(paimon_kernel::Error::invalid(format!(
+                "branches {} and {name} do not have the same row type: a fallback or \
+                 primary branch must have the scanned branch's columns",
+                self.table.branch()
+            ))));
+        }
+        let renamed = ours.iter().zip(theirs).any(|(a, b)| a.name != b.name);
+        if renamed && (self.read.projection.is_some() || filter.is_some()) {
+            return Err(context(paimon_kernel::Error::unsupported(format!(
+                "a projection or filter on a table whose branch {name} names its columns \
+                 differently"
+            ))));
+        }
+        let (first, mut second) = if scanned_first {
+            ((self.clone(), plan), (other, other_plan))
+        } else {
+            ((other, other_plan), (self.clone(), plan))
+        };
+        // Partitions present in the first branch (any live file, whatever the filter: a
+        // filtered partition of the first branch is still complete there).
+        let mut complete: BTreeSet<Vec<u8>> = BTreeSet::new();
+        if let Some(snapshot) = first.1.snapshot.clone() {
+            let entries = first
+                .0
+                .table
+                .run_machine(
+                    Machine::once(
+                        "FallbackPartitions",
+                        move |io: Io<Vec<ManifestEntry>>| async move {
+                            read_live_entries(&io, &snapshot).await
+                        },
+                    )
+                    .describe(format!("listing the partitions of {}", first.0.reading())),
+                )
+                .await?;
+            complete.extend(entries.iter().map(|e| e.partition.row_bytes().to_vec()));
+        }
+        second
+            .1
+            .splits
+            .retain(|s| !complete.contains(s.partition.row_bytes()));
+        Ok(BranchPair::Two {
+            first: Box::new(first),
+            second: Box::new(second),
+        })
+    }
+
+    /// Stream the rows of `plan` (this scan's reading options).
+    fn stream_plan(&self, plan: Plan, filter: Option<&Predicate>) -> Result<RecordBatchStream> {
         let ctx = ReadContext::try_new(
             &plan,
             self.read.projection.as_deref(),
-            filter.as_ref(),
+            filter,
             self.read.limit,
             self.read.batch_size,
         )
@@ -377,6 +513,70 @@ impl TableScan {
         ))
     }
 
+    /// Plan the scan and stream its rows as Arrow record batches of
+    /// [`RecordBatchStream::schema`] (see the module docs for order, memory and limit).
+    ///
+    /// # Errors
+    /// As [`TableScan::plan`], plus an unknown column or a filter naming one (`Invalid`).
+    /// Items of the stream fail with [`Error::Kernel`] naming the data file that is missing
+    /// or corrupt; the stream ends after its first error.
+    pub async fn to_stream(&self) -> Result<RecordBatchStream> {
+        let filter = self.predicate()?;
+        let plan = self.plan_with(filter.clone()).await?;
+        let (first, (scan, plan)) = match self.branch_pair(plan, filter.clone()).await? {
+            BranchPair::One(plan) => return self.stream_plan(*plan, filter.as_ref()),
+            BranchPair::Two { first, second } => (*first, *second),
+        };
+        let main = first.0.stream_plan(first.1, filter.as_ref())?;
+        // The second branch's rows follow, under the first branch's column names.
+        let schema = main.schema();
+        let rest = scan.stream_plan(plan, filter.as_ref())?;
+        let reading = scan.reading();
+        let out = Arc::clone(&schema);
+        let rest = rest.map(move |batch| {
+            let batch = batch?;
+            RecordBatch::try_new(Arc::clone(&out), batch.columns().to_vec()).map_err(|e| {
+                Error::kernel(
+                    reading.clone(),
+                    paimon_kernel::Error::invalid(format!(
+                        "the second branch's rows do not fit the first branch's columns: {e}"
+                    )),
+                )
+            })
+        });
+        // One limit over both parts; the stream ends after its first error.
+        let limit = self.read.limit;
+        let inner = main
+            .inner
+            .chain(rest)
+            .scan((0u64, false), move |(seen, failed), batch| {
+                if *failed || limit.is_some_and(|l| *seen >= l) {
+                    return std::future::ready(None);
+                }
+                let item = match batch {
+                    Ok(b) => {
+                        let rows = b.num_rows() as u64;
+                        let keep = limit.map_or(rows, |l| rows.min(l - *seen));
+                        *seen += keep;
+                        Ok(if keep == rows {
+                            b
+                        } else {
+                            b.slice(0, keep as usize)
+                        })
+                    }
+                    Err(e) => {
+                        *failed = true;
+                        Err(e)
+                    }
+                };
+                std::future::ready(Some(item))
+            });
+        Ok(RecordBatchStream {
+            schema,
+            inner: Box::pin(inner),
+        })
+    }
+
     /// Read every row into memory (see [`TableScan::to_stream`]).
     ///
     /// # Errors
@@ -385,6 +585,18 @@ impl TableScan {
         use futures::TryStreamExt;
         self.to_stream().await?.try_collect().await
     }
+}
+
+/// The branches one scan reads (see [`TableScan::branch_pair`]).
+enum BranchPair {
+    /// The scanned branch alone.
+    One(Box<Plan>),
+    /// Two branches: the first's plan, then the second's splits of the partitions the first
+    /// lacks; each with the scan (branch, time travel) that planned it.
+    Two {
+        first: Box<(TableScan, Plan)>,
+        second: Box<(TableScan, Plan)>,
+    },
 }
 
 /// Record batches of one read, in split order, with their schema known up front (also when

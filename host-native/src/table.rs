@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use futures::future::try_join_all;
-use paimon_kernel::io::{Io, Machine};
+use paimon_kernel::io::{Io, Machine, Step};
+use paimon_kernel::scan::branch::{BranchPaths, MAIN_BRANCH};
 use paimon_kernel::scan::planner::{read_data_manifests, read_live_entries};
 use paimon_kernel::scan::snapshot_resolver::{
     TimeTravel, latest_schema_id, latest_snapshot_id, list_snapshots, list_tags,
@@ -37,9 +38,28 @@ use crate::system::{FileRow, ManifestRow, file_rows, manifest_rows};
 /// # Ok(())
 /// # }
 /// ```
+///
+/// A table is opened on its main branch; [`Table::with_branch`] reads a named branch
+/// (`<root>/branch/branch-<name>/`: its own snapshots, schemas and tags over the shared data
+/// files and manifests), as Java's `branch` option does:
+///
+/// ```no_run
+/// # async fn demo() -> paimon_native::Result<()> {
+/// use paimon_native::Table;
+///
+/// let table = Table::open("/warehouse/db.db/orders").await?.with_branch("b1").await?;
+/// let rows = table.scan().to_batches().await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A scan of a table whose options set `scan.fallback-branch` also reads, from that branch,
+/// the partitions the scanned branch lacks (see [`TableScan::to_stream`]).
 #[derive(Debug, Clone)]
 pub struct Table {
     host: ObjectStoreHost,
+    /// The branch read; `None` for the main branch.
+    branch: Option<BranchPaths>,
 }
 
 /// The live data files of one snapshot with everything needed to interpret them.
@@ -72,7 +92,7 @@ impl Table {
     /// # Errors
     /// As [`Table::open`].
     pub async fn open_with_host(host: ObjectStoreHost) -> Result<Self> {
-        let table = Table { host };
+        let table = Table { host, branch: None };
         let exists = table
             .run("TableProbe", "opening", |io| async move {
                 if latest_schema_id(&io).await?.is_some() {
@@ -89,6 +109,53 @@ impl Table {
         Ok(table)
     }
 
+    /// The same table on branch `name` (`main` or a blank name: the main branch). Source:
+    /// Java `BranchManager.branchPath`, `CoreOptions.BRANCH`.
+    ///
+    /// # Errors
+    /// [`Error::NotATable`] when the branch has no schema file (it does not exist);
+    /// [`Error::Kernel`] for a name holding `/` or when probing fails.
+    pub async fn with_branch(&self, name: &str) -> Result<Self> {
+        let branch = BranchPaths::new(name).map_err(|e| {
+            Error::kernel(format!("opening branch {name} of {}", self.location()), e)
+        })?;
+        let table = Table {
+            host: self.host.clone(),
+            branch,
+        };
+        if table.branch.is_none() {
+            return Ok(table);
+        }
+        let exists = table
+            .run("BranchProbe", "opening", |io| async move {
+                Ok(latest_schema_id(&io).await?.is_some())
+            })
+            .await?;
+        if !exists {
+            return Err(Error::NotATable {
+                location: format!("{} (branch {name}: no schema file)", self.location()),
+            });
+        }
+        Ok(table)
+    }
+
+    /// The same table on branch `name` if that branch has a schema, `None` otherwise.
+    ///
+    /// # Errors
+    /// As [`Table::with_branch`], except that a missing branch is `Ok(None)`.
+    pub async fn try_branch(&self, name: &str) -> Result<Option<Self>> {
+        match self.with_branch(name).await {
+            Ok(t) => Ok(Some(t)),
+            Err(Error::NotATable { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The branch this table reads (`main` for the main branch).
+    pub fn branch(&self) -> &str {
+        self.branch.as_ref().map_or(MAIN_BRANCH, |b| b.name())
+    }
+
     /// The table's location as a URL.
     pub fn location(&self) -> &str {
         self.host.url()
@@ -102,7 +169,7 @@ impl Table {
     /// Run an operation as a machine on this table's host and return its one result. `doing`
     /// says what it does for error messages (`reading schema 2` → `reading schema 2 of table
     /// <url>: <cause>`).
-    async fn run<R, F, Fut>(
+    pub(crate) async fn run<R, F, Fut>(
         &self,
         name: &'static str,
         doing: impl Into<String>,
@@ -113,10 +180,81 @@ impl Table {
         F: FnOnce(Io<R>) -> Fut,
         Fut: Future<Output = paimon_kernel::Result<R>> + Send + 'static,
     {
-        let what = format!("{} of table {}", doing.into(), self.location());
-        self.host
-            .run_once(Machine::once(name, body).describe(what))
+        let what = format!("{} of table {}", doing.into(), self.described());
+        self.run_machine(Machine::once(name, body).describe(what))
             .await
+    }
+
+    /// `<url>`, or `<url> (branch <name>)` off the main branch, for messages.
+    pub(crate) fn described(&self) -> String {
+        match &self.branch {
+            None => self.location().to_string(),
+            Some(b) => format!("{} (branch {})", self.location(), b.name()),
+        }
+    }
+
+    /// Drive `machine` to its single result on this table's host. Off the main branch, every
+    /// request of a round is rewritten to the branch's directories
+    /// ([`BranchPaths::to_storage`]) and `List` answers are mapped back, so the machine sees
+    /// the branch as a table root.
+    pub(crate) async fn run_machine<R: Send + 'static>(&self, machine: Machine<R>) -> Result<R> {
+        let Some(branch) = &self.branch else {
+            return self.host.run_once(machine).await;
+        };
+        let mut machine = machine;
+        let context = |m: &Machine<R>| {
+            m.description()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("table {}", self.described()))
+        };
+        let mut out = Vec::new();
+        loop {
+            let step = machine
+                .step()
+                .map_err(|e| Error::kernel(context(&machine), e))?;
+            match step {
+                Step::NeedIo(round) => {
+                    let asked: BTreeMap<_, _> =
+                        round.iter().map(|r| (r.id, r.op.clone())).collect();
+                    let mapped = round
+                        .into_iter()
+                        .map(|mut r| {
+                            r.op = branch.to_storage(&r.op);
+                            r
+                        })
+                        .collect();
+                    for (id, answer) in self.host.answer_round(mapped).await {
+                        let answer = match asked.get(&id) {
+                            Some(op) => branch.answer_from_storage(op, answer),
+                            None => answer,
+                        };
+                        machine
+                            .provide(id, answer)
+                            .map_err(|e| Error::kernel(context(&machine), e))?;
+                    }
+                }
+                Step::Emit(item) => out.push(item),
+                Step::Work(items) => items.into_iter().for_each(|w| w.run()),
+                Step::Wait => {}
+                Step::Done => break,
+            }
+        }
+        if out.len() != 1 {
+            return Err(Error::kernel(
+                context(&machine),
+                paimon_kernel::Error::Protocol {
+                    detail: format!("expected one result, got {}", out.len()),
+                },
+            ));
+        }
+        out.pop().ok_or_else(|| {
+            Error::kernel(
+                context(&machine),
+                paimon_kernel::Error::Protocol {
+                    detail: "expected one result, got none".into(),
+                },
+            )
+        })
     }
 
     /// The latest snapshot, `None` for a table without snapshots.
@@ -378,6 +516,10 @@ impl TableScan {
 
     /// `reading <snapshot asked for> of table <url>`, the context of this scan's errors.
     pub(crate) fn reading(&self) -> String {
-        format!("reading {} of table {}", self.travel, self.table.location())
+        format!(
+            "reading {} of table {}",
+            self.travel,
+            self.table.described()
+        )
     }
 }

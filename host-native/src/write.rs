@@ -22,9 +22,13 @@ use std::collections::BTreeMap;
 use paimon_kernel::commit::{
     CommitMessage, CommitMode, CommitOptions, CommitOutcome, abort_machine, commit_machine,
 };
+use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, PutMode};
+use paimon_kernel::scan::planner::{INDEX_DIR, read_index_entries};
 use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
+use paimon_kernel::spec::{IndexManifestEntry, Snapshot};
 use paimon_kernel::write::create::{create_table_machine, new_table_schema};
+use paimon_kernel::write::dynamic_bucket::{HashIndexRestore, decode_hash_index};
 use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
 
 use crate::error::{Error, Result};
@@ -112,8 +116,16 @@ impl Table {
     /// As [`Table::new_write`]; `Invalid` for an empty user.
     pub async fn new_write_as(&self, commit_user: Option<&str>) -> Result<TableWriter> {
         let schema = self.schema().await?;
+        let dynamic_bucket =
+            schema.is_primary_key_table() && schema.core_options().bucket().ok() == Some(-1);
         let restore = match self.scan().data_files().await? {
-            Some(files) => WriteRestore::from_entries(&files.entries),
+            Some(files) => {
+                let mut restore = WriteRestore::from_entries(&files.entries);
+                if dynamic_bucket {
+                    restore.hash_index = self.read_hash_index(&files.snapshot).await?;
+                }
+                restore
+            }
             None => WriteRestore::default(),
         };
         let inner = TableWrite::try_new(
@@ -135,6 +147,40 @@ impl Table {
             written: Vec::new(),
             rows: 0,
         })
+    }
+
+    /// The live `HASH` index files of `snapshot` and their hashes (dynamic-bucket tables).
+    async fn read_hash_index(&self, snapshot: &Snapshot) -> Result<Vec<HashIndexRestore>> {
+        let snapshot = snapshot.clone();
+        self.run(
+            "HashIndexReader",
+            format!("reading the hash index of snapshot {}", snapshot.id),
+            move |io| async move {
+                let entries = read_index_entries(&io, &snapshot).await?;
+                let wanted: Vec<IndexManifestEntry> = WriteRestore::hash_index_entries(&entries)
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                let io = &io;
+                let hashes = futures::future::try_join_all(wanted.iter().map(|e| async move {
+                    let path = e.index_file.path_in(INDEX_DIR);
+                    let bytes = io.read(&path).await?;
+                    decode_hash_index(&bytes, &path)
+                }))
+                .await?;
+                Ok(wanted
+                    .into_iter()
+                    .zip(hashes)
+                    .map(|(e, hashes)| HashIndexRestore {
+                        partition: e.partition.to_serialized(),
+                        bucket: e.bucket,
+                        file: e.index_file,
+                        hashes,
+                    })
+                    .collect())
+            },
+        )
+        .await
     }
 }
 
@@ -178,14 +224,20 @@ impl TableWriter {
     }
 
     /// Flush everything and return the commit messages (one per partition and bucket that got
-    /// files). The writer can go on writing for a next commit.
+    /// files). The writer can go on writing for a next commit. First-row tables also compact
+    /// the touched buckets' level 0 (see [`crate::compact`]): their messages carry a compact
+    /// increment too.
     ///
     /// # Errors
-    /// Encoding and store errors.
+    /// Encoding and store errors; compaction errors (first-row tables).
     pub async fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
         let messages = self.inner.prepare_commit().map_err(|e| self.context(e))?;
         let files = self.inner.take_files();
         self.put_files(files).await?;
+        // First-row tables: level 0 compacted before the commit, as Java's batch writers do.
+        let (messages, outputs) =
+            crate::compact::compact_level0_after_write(&self.table, messages).await?;
+        self.written.extend(outputs);
         Ok(messages)
     }
 
@@ -366,6 +418,18 @@ impl TableCommit {
         mode: CommitMode,
         identifier: i64,
     ) -> Result<CommitOutcome> {
+        self.run_checked(messages, mode, identifier, None).await
+    }
+
+    /// [`TableCommit::run`] with the data-evolution row-id check from snapshot `check_from`
+    /// (the snapshot an update was computed on).
+    async fn run_checked(
+        &self,
+        messages: Vec<CommitMessage>,
+        mode: CommitMode,
+        identifier: i64,
+        check_from: Option<i64>,
+    ) -> Result<CommitOutcome> {
         let schema = self.table.schema().await?;
         // The core retries a lost race right away, `commit.max-retries` times; between such
         // rounds this host waits (exponential backoff with jitter, 10 ms doubling to 10 s, as
@@ -374,7 +438,8 @@ impl TableCommit {
         let mut wait_millis: u64 = 10;
         for round in 0..=CONTENDED_ROUNDS {
             let options = CommitOptions::new(self.commit_user.clone(), now_millis(), random_seed())
-                .with_identifier(identifier);
+                .with_identifier(identifier)
+                .with_check_from_snapshot(check_from);
             let machine = commit_machine(schema.clone(), messages.clone(), mode.clone(), options)
                 .describe(format!("committing to table {}", self.table.location()));
             match self.table.host().run_once(machine).await {
@@ -591,4 +656,287 @@ fn as_deletes(
         columns,
     )
     .map_err(|e| paimon_kernel::Error::arrow("building the delete rows", e))
+}
+
+/// What [`Table::update`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateOutcome {
+    /// Rows whose columns were set.
+    pub rows_updated: u64,
+    /// Row-id ranges (live normal files) that got new files.
+    pub ranges: usize,
+    /// The commit.
+    pub commit: CommitOutcome,
+}
+
+impl Table {
+    /// Set columns of existing rows of a data-evolution table by `_ROW_ID`, in one commit.
+    ///
+    /// `batch` has a non-null `_ROW_ID` column (BIGINT) and the columns to set (by name, any
+    /// order; Arrow types cast to the columns' types). Each touched row-id range (a live
+    /// normal file's range) gets files covering exactly that range with only those columns
+    /// (`write_cols`): the non-BLOB ones hold every row of the range (the current value where
+    /// the row is not updated), each BLOB one its new values and placeholders for the other
+    /// rows (see [`paimon_kernel::write::update`]). The commit checks, from the snapshot the
+    /// update was computed on, that no other commit wrote the same columns of those rows
+    /// meanwhile (a commit conflict otherwise).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid` for a table without data evolution, a missing or null
+    /// `_ROW_ID`, a `_ROW_ID` given twice or not in the table, an unknown or partition column,
+    /// NULL in a NOT NULL column; `Unsupported` when a touched range has deleted rows; a
+    /// commit conflict; store errors (the files written are deleted after any failure).
+    pub async fn update(
+        &self,
+        batch: &RecordBatch,
+        commit_user: Option<String>,
+    ) -> Result<UpdateOutcome> {
+        use arrow_array::Array;
+        use arrow_array::cast::AsArray;
+        use paimon_kernel::write::update::{RangeUpdate, UpdateWriter};
+
+        let context = format!("updating table {}", self.location());
+        let invalid = |m: String| Error::kernel(&context, paimon_kernel::Error::invalid(m));
+        let schema = self.schema().await?;
+        let mut writer = UpdateWriter::try_new(
+            schema.clone(),
+            WriteOptions {
+                seed: random_seed(),
+                time_millis: now_millis(),
+            },
+        )
+        .map_err(|e| Error::kernel(&context, e))?;
+        let input = batch.schema();
+        let row_id_col = input
+            .index_of("_ROW_ID")
+            .map_err(|_| invalid("the input has no _ROW_ID column".into()))?;
+        let row_ids = arrow_cast::cast(batch.column(row_id_col), &arrow_schema::DataType::Int64)
+            .map_err(|e| invalid(format!("column _ROW_ID: {e}")))?;
+        if row_ids.null_count() > 0 {
+            return Err(invalid("column _ROW_ID has NULL values".into()));
+        }
+        let row_ids = row_ids
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .clone();
+        // Update columns in table order.
+        let mut columns: Vec<(usize, usize)> = Vec::new(); // (table position, input position)
+        for (i, f) in input.fields().iter().enumerate() {
+            if i == row_id_col {
+                continue;
+            }
+            let pos = schema
+                .fields
+                .iter()
+                .position(|t| &t.name == f.name())
+                .ok_or_else(|| invalid(format!("column '{}' is not in the table", f.name())))?;
+            columns.push((pos, i));
+        }
+        if columns.is_empty() {
+            return Err(invalid("the input sets no column besides _ROW_ID".into()));
+        }
+        columns.sort_unstable();
+        let Some(files) = self.scan().data_files().await? else {
+            return Err(invalid("the table has no rows to update".into()));
+        };
+        let base_snapshot = files.snapshot.id;
+        // Live normal-file ranges: (first row id, row count) → (partition, bucket).
+        let mut ranges: BTreeMap<i64, (i64, paimon_kernel::spec::BinaryRow, i32)> = BTreeMap::new();
+        for e in &files.entries {
+            if e.file.file_name.ends_with(".blob") {
+                continue;
+            }
+            let Some(first) = e.file.first_row_id else {
+                continue;
+            };
+            ranges
+                .entry(first)
+                .or_insert_with(|| (e.file.row_count, e.partition.clone(), e.bucket));
+        }
+        // Input rows by range.
+        let mut by_range: BTreeMap<i64, Vec<(i64, usize)>> = BTreeMap::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, id) in row_ids.values().iter().enumerate() {
+            if !seen.insert(*id) {
+                return Err(invalid(format!("_ROW_ID {id} is given twice")));
+            }
+            let start = ranges
+                .range(..=*id)
+                .next_back()
+                .filter(|(first, (count, _, _))| *id < **first + *count)
+                .map(|(first, _)| *first)
+                .ok_or_else(|| invalid(format!("_ROW_ID {id} (row {i}) is not in the table")))?;
+            by_range.entry(start).or_default().push((*id, i));
+        }
+        // Current values of the non-BLOB update columns over the touched ranges.
+        let table_arrow = paimon_kernel::types::paimon_to_arrow_schema(&schema.fields)
+            .map_err(|e| Error::kernel(&context, e))?;
+        let is_blob = |pos: usize| {
+            matches!(
+                schema.fields[pos].data_type.kind,
+                paimon_kernel::spec::TypeKind::Blob
+            ) || paimon_kernel::format::blob::BlobElementKind::try_from_data_type(
+                &schema.fields[pos].data_type,
+            )
+            .is_ok()
+        };
+        let copied: Vec<usize> = columns
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|p| !is_blob(*p))
+            .collect();
+        let current = if copied.is_empty() {
+            None
+        } else {
+            let mut names: Vec<String> = copied
+                .iter()
+                .map(|p| schema.fields[*p].name.clone())
+                .collect();
+            names.push("_ROW_ID".into());
+            let wanted: Vec<RowRange> = by_range
+                .keys()
+                .map(|first| RowRange {
+                    from: *first,
+                    to: *first + ranges[first].0 - 1,
+                })
+                .collect();
+            let batches = self
+                .scan()
+                .with_projection(names)
+                .with_row_ranges(wanted)
+                .to_batches()
+                .await?;
+            let all = arrow_select::concat::concat_batches(
+                &std::sync::Arc::new(
+                    batches
+                        .first()
+                        .map_or_else(arrow_schema::Schema::empty, |b| b.schema().as_ref().clone()),
+                ),
+                &batches,
+            )
+            .map_err(|e| invalid(format!("reading the current values: {e}")))?;
+            Some(all)
+        };
+        // Position of each row id in `current`.
+        let mut current_pos: BTreeMap<i64, usize> = BTreeMap::new();
+        if let Some(cur) = &current {
+            let ids = cur
+                .column_by_name("_ROW_ID")
+                .ok_or_else(|| invalid("the read returned no _ROW_ID".into()))?
+                .as_primitive::<arrow_array::types::Int64Type>();
+            for (i, id) in ids.values().iter().enumerate() {
+                current_pos.insert(*id, i);
+            }
+        }
+        let mut rows_updated = 0u64;
+        for (first, touched_rows) in &by_range {
+            let (count, partition, bucket) = ranges[first].clone();
+            let n = usize::try_from(count).map_err(|_| invalid("bad row count".into()))?;
+            let mut touched = vec![false; n];
+            let mut from_input: Vec<Option<u32>> = vec![None; n];
+            for (id, i) in touched_rows {
+                let at = (*id - *first) as usize;
+                touched[at] = true;
+                from_input[at] = Some(*i as u32);
+            }
+            rows_updated += touched_rows.len() as u64;
+            let mut cols = Vec::new();
+            for (pos, input_pos) in &columns {
+                let field = &schema.fields[*pos];
+                let target = table_arrow.field(*pos).data_type().clone();
+                let given = arrow_cast::cast(batch.column(*input_pos), &target)
+                    .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?;
+                let picked = arrow_select::take::take(
+                    given.as_ref(),
+                    &arrow_array::UInt32Array::from(from_input.clone()),
+                    None,
+                )
+                .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?;
+                let values = if is_blob(*pos) {
+                    picked
+                } else {
+                    let cur = current
+                        .as_ref()
+                        .and_then(|c| c.column_by_name(&field.name))
+                        .ok_or_else(|| invalid(format!("no current values of '{}'", field.name)))?;
+                    let mut idx: Vec<(usize, usize)> = Vec::with_capacity(n);
+                    for (r, t) in touched.iter().enumerate() {
+                        if *t {
+                            idx.push((1, r));
+                        } else {
+                            let id = *first + r as i64;
+                            let at = current_pos.get(&id).ok_or_else(|| {
+                                Error::kernel(
+                                    &context,
+                                    paimon_kernel::Error::unsupported(format!(
+                                        "updating a row-id range with deleted rows (_ROW_ID \
+                                         {id} is not live)"
+                                    )),
+                                )
+                            })?;
+                            idx.push((0, *at));
+                        }
+                    }
+                    let cur = arrow_cast::cast(cur, &target)
+                        .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?;
+                    arrow_select::interleave::interleave(&[cur.as_ref(), picked.as_ref()], &idx)
+                        .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?
+                };
+                cols.push((field.name.clone(), values));
+            }
+            writer
+                .write_range(RangeUpdate {
+                    partition,
+                    bucket,
+                    first_row_id: *first,
+                    columns: cols,
+                    touched,
+                })
+                .map_err(|e| Error::kernel(&context, e))?;
+        }
+        // Put the files, then commit; any failure deletes them.
+        let mut written: Vec<String> = Vec::new();
+        let result: Result<CommitOutcome> = async {
+            for f in writer.take_files() {
+                let answer = self
+                    .host()
+                    .answer(&IoOp::Put {
+                        path: f.path.clone(),
+                        bytes: f.bytes,
+                        mode: PutMode::CreateNew,
+                    })
+                    .await;
+                match answer {
+                    IoAnswer::Done => written.push(f.path),
+                    IoAnswer::Error { kind, detail } => {
+                        return Err(Error::kernel(
+                            &context,
+                            paimon_kernel::Error::io(f.path, kind, detail),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            let messages = writer.prepare_commit();
+            self.new_commit(commit_user)
+                .run_checked(
+                    messages,
+                    CommitMode::Append,
+                    BATCH_COMMIT_IDENTIFIER,
+                    Some(base_snapshot),
+                )
+                .await
+        }
+        .await;
+        match result {
+            Ok(commit) => Ok(UpdateOutcome {
+                rows_updated,
+                ranges: by_range.len(),
+                commit,
+            }),
+            Err(e) => {
+                let _ = delete_paths(self.host(), written).await;
+                Err(e)
+            }
+        }
+    }
 }

@@ -388,6 +388,7 @@ async fn files_answer(files: &BTreeMap<String, JsBlob>, op: &IoOp) -> IoAnswer {
                 .map(|(k, b)| ObjectMeta {
                     path: k.clone(),
                     size_bytes: b.size() as u64,
+                    modified_millis: None,
                 })
                 .collect(),
         },
@@ -537,6 +538,7 @@ async fn walk(dir: DirHandle, at: String, out: &mut Vec<ObjectMeta>) -> Result<(
                     out.push(ObjectMeta {
                         path: format!("{at}{name}"),
                         size_bytes: f.size() as u64,
+                        modified_millis: None,
                     });
                 }
                 _ => {}

@@ -1002,6 +1002,7 @@ impl<T> Committer<'_, T> {
             let mut it = written.into_iter();
             (it.next().unwrap_or_default(), it.next().unwrap_or_default())
         };
+        check_hash_index_changes(&old_index_entries, &index)?;
         let new_index = if index.is_empty() {
             None
         } else {
@@ -1137,4 +1138,51 @@ impl<T> Committer<'_, T> {
             .and_then(|v| v.get("schemaId").and_then(serde_json::Value::as_i64));
         Ok((stats_schema == Some(schema_id)).then_some(name))
     }
+}
+
+/// Hash index files (dynamic-bucket tables) replace each other per (partition, bucket), so a
+/// writer that restored an older index file than the live one would drop the keys another
+/// commit assigned meanwhile, and a later write could put such a key into a second bucket.
+/// Each `HASH` change must replace exactly the live file of its bucket (or add the first one).
+/// Java has no such check (it supports one writing job per dynamic-bucket table); this makes
+/// two racing writers a [`Error::CommitConflict`] instead of a silently broken index.
+fn check_hash_index_changes(
+    live: &[IndexManifestEntry],
+    changes: &[IndexManifestEntry],
+) -> Result<()> {
+    use crate::spec::index_manifest::HASH_INDEX;
+    let is_hash = |e: &&IndexManifestEntry| e.index_file.index_type == HASH_INDEX;
+    for c in changes.iter().filter(is_hash) {
+        let current = live
+            .iter()
+            .filter(is_hash)
+            .find(|l| l.partition == c.partition && l.bucket == c.bucket);
+        let replaced_here = changes.iter().filter(is_hash).any(|d| {
+            d.kind == FileKind::Delete && d.partition == c.partition && d.bucket == c.bucket
+        });
+        let ok = match c.kind {
+            FileKind::Delete => {
+                current.is_some_and(|l| l.index_file.file_name == c.index_file.file_name)
+            }
+            FileKind::Add => current.is_none() || replaced_here,
+        };
+        if !ok {
+            return Err(Error::CommitConflict {
+                detail: format!(
+                    "the hash index of bucket {} changed since this write started (it {} {}, \
+                     the live file is {}): another writer committed to the same dynamic \
+                     bucket; nothing was published, write again",
+                    c.bucket,
+                    if c.kind == FileKind::Delete {
+                        "replaces"
+                    } else {
+                        "adds"
+                    },
+                    c.index_file.file_name,
+                    current.map_or("none", |l| l.index_file.file_name.as_str())
+                ),
+            });
+        }
+    }
+    Ok(())
 }

@@ -269,6 +269,24 @@ pub struct MergeReader {
     group_rows: Vec<(usize, usize)>,
     /// The deferred groups of the pending rows (their cells: [`ColumnBuilder::push_deferred`]).
     deferred: Deferred,
+    /// Key-value output ([`MergeReader::with_key_value_output`]): the key, sequence number
+    /// and row kind of every pending row.
+    kv: Option<KvOutput>,
+    /// Row kind of the last [`Merged::Cells`] result.
+    cells_kind: RowKind,
+}
+
+/// The key-value columns of the pending rows (compaction output).
+#[derive(Default)]
+struct KvOutput {
+    /// Keep results that are retractions (`-U`/`-D`) instead of dropping them.
+    keep_retract: bool,
+    /// (window batch, row) each pending row takes its key columns from.
+    src: Vec<(usize, usize)>,
+    /// `_SEQUENCE_NUMBER` of each pending row.
+    seq: Vec<i64>,
+    /// `_VALUE_KIND` byte of each pending row.
+    kind: Vec<i8>,
 }
 
 impl std::fmt::Debug for MergeReader {
@@ -447,7 +465,37 @@ impl MergeReader {
             group_key: OwnedKey::Int(None),
             group_rows: Vec::new(),
             deferred: Deferred::default(),
+            kv: None,
+            cells_kind: RowKind::Insert,
         })
+    }
+
+    /// Emit key-value records instead of value rows: output batches get the input's key
+    /// columns, `_SEQUENCE_NUMBER` and `_VALUE_KIND` before the output value columns (the
+    /// layout of a key-value data file when the output columns are every value column).
+    ///
+    /// Each merged record keeps the sequence number and row kind of the input record it
+    /// is (a single record, the `deduplicate` / `first-row` pick), or, for results computed
+    /// by `partial-update` / `aggregation`, the sequence number of the key's last record and
+    /// the engine's result kind. With `keep_retract`, results that are retractions are
+    /// emitted too (a compaction whose output is not the oldest data keeps its deletes);
+    /// otherwise they are dropped, as in a read.
+    ///
+    /// Call before the first [`MergeReader::next_batch`].
+    ///
+    /// Source: Java `MergeTreeCompactRewriter#rewriteCompaction` (the merged `KeyValue`s,
+    /// wrapped in a `DropDeleteReader` when deletes may be dropped).
+    pub fn with_key_value_output(mut self, keep_retract: bool) -> Self {
+        let key_count = self.value_offset;
+        let fields = self.input_schema.fields();
+        let mut out: Vec<arrow_schema::FieldRef> = fields[..key_count].to_vec();
+        out.extend(self.output_schema.fields().iter().cloned());
+        self.output_schema = Arc::new(Schema::new(out));
+        self.kv = Some(KvOutput {
+            keep_retract,
+            ..KvOutput::default()
+        });
+        self
     }
 
     /// Turn the pass-through and column-wise fast paths off (tests compare both ways).
@@ -489,6 +537,11 @@ impl MergeReader {
             self.window_nulls.clear();
             self.deferred.clear();
             self.group.clear();
+            if let Some(kv) = &mut self.kv {
+                kv.src.clear();
+                kv.seq.clear();
+                kv.kind.clear();
+            }
         }
         out
     }
@@ -670,9 +723,15 @@ impl MergeReader {
         );
         let start = cb.row;
         let kinds = &cb.kinds[start..end];
+        let keep_retract = self.kv.as_ref().is_some_and(|k| k.keep_retract);
         // +I (0) and +U (2) are the bytes with no bit but bit 1 set.
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        if kinds.iter().all(|k| *k & !2 == 0) {
+        if keep_retract {
+            if let Some(k) = kinds.iter().find(|k| RowKind::from_byte(**k).is_none()) {
+                return Err(bad_kind(w, *k));
+            }
+            spans.push((start, end - start));
+        } else if kinds.iter().all(|k| *k & !2 == 0) {
             spans.push((start, end - start));
         } else {
             let mut from = start;
@@ -691,6 +750,13 @@ impl MergeReader {
             }
         }
         cb.row = end;
+        if let Some(kv) = &mut self.kv {
+            for &(s, len) in &spans {
+                kv.src.extend((s..s + len).map(|r| (window, r)));
+                kv.seq.extend_from_slice(&cb.seq[s..s + len]);
+                kv.kind.extend_from_slice(&cb.kinds[s..s + len]);
+            }
+        }
         for (s, len) in spans {
             self.push_rows(window, s, len);
         }
@@ -938,6 +1004,23 @@ impl MergeReader {
             }
         }
         let result = self.merge_group(&group);
+        if let (Some(kv), Ok(merged)) = (&mut self.kv, &result) {
+            let last = group.last();
+            let meta = match merged {
+                Merged::Dropped => None,
+                Merged::Row { window, row } => group
+                    .iter()
+                    .find(|r| r.window == *window && r.row == *row)
+                    .map(|r| ((r.window, r.row), r.seq, r.kind)),
+                Merged::Cells => last.map(|r| ((r.window, r.row), r.seq, self.cells_kind)),
+                Merged::Deferred(_) => last.map(|r| ((r.window, r.row), r.seq, RowKind::Insert)),
+            };
+            if let Some((src, seq, kind)) = meta {
+                kv.src.push(src);
+                kv.seq.push(seq);
+                kv.kind.push(kind.to_byte());
+            }
+        }
         // Keep the group's allocation for the next key.
         group.clear();
         self.group = group;
@@ -966,8 +1049,9 @@ impl MergeReader {
             window: r.window,
             row: r.row,
         };
+        let keep_retract = self.kv.as_ref().is_some_and(|k| k.keep_retract);
         if let [r] = group {
-            return Ok(if r.kind.is_add() {
+            return Ok(if r.kind.is_add() || keep_retract {
                 row(r)
             } else {
                 Merged::Dropped
@@ -980,7 +1064,7 @@ impl MergeReader {
                     .iter()
                     .rev()
                     .find(|r| !(ignore && r.kind.is_retract()))
-                    .filter(|r| r.kind.is_add())
+                    .filter(|r| r.kind.is_add() || keep_retract)
                     .map_or(Merged::Dropped, row)
             }
             Engine::FirstRow { ignore_delete } => {
@@ -1019,9 +1103,10 @@ impl MergeReader {
                     Engine::Aggregate(a) => a.merge(records)?,
                     _ => return Ok(Merged::Dropped),
                 };
-                if !kind.is_add() {
+                if !kind.is_add() && !keep_retract {
                     return Ok(Merged::Dropped);
                 }
+                self.cells_kind = kind;
                 self.cells.extend(
                     self.output_columns
                         .iter()
@@ -1046,7 +1131,28 @@ impl MergeReader {
     /// Build the pending rows into a batch and release the window.
     fn build_pending(&mut self) -> Result<RecordBatch> {
         let rows = std::mem::take(&mut self.pending_rows);
-        let mut columns = Vec::with_capacity(self.output_columns.len());
+        let mut columns = Vec::with_capacity(self.output_schema.fields().len());
+        if let Some(kv) = &mut self.kv {
+            for c in 0..self.value_offset - 2 {
+                let arrays: Vec<&dyn Array> =
+                    self.window.iter().map(|b| b.column(c).as_ref()).collect();
+                let col = if kv.src.is_empty() {
+                    arrow_array::new_empty_array(self.input_schema.field(c).data_type())
+                } else {
+                    arrow_select::interleave::interleave(&arrays, &kv.src)
+                        .map_err(|e| Error::arrow("merge: building output keys", e))?
+                };
+                columns.push(col);
+            }
+            kv.src.clear();
+            columns.push(Arc::new(arrow_array::Int64Array::from(std::mem::take(
+                &mut kv.seq,
+            ))));
+            columns.push(Arc::new(arrow_array::Int8Array::from(std::mem::take(
+                &mut kv.kind,
+            ))));
+        }
+        let kv_columns = columns.len();
         for (j, (&c, col)) in self
             .output_columns
             .iter()
@@ -1069,7 +1175,7 @@ impl MergeReader {
                 .iter()
                 .map(|b| Arc::clone(b.column(self.value_offset + c)))
                 .collect();
-            columns.push(col.finish(self.output_schema.field(j).data_type(), &bases)?);
+            columns.push(col.finish(self.output_schema.field(kv_columns + j).data_type(), &bases)?);
         }
         self.release_window();
         RecordBatch::try_new_with_options(

@@ -3,6 +3,7 @@
 //!
 //! Source: Java `org.apache.paimon.table.source` and `org.apache.paimon.operation` scans.
 
+pub mod branch;
 pub mod planner;
 pub mod snapshot_resolver;
 pub mod split;

@@ -11,16 +11,26 @@ use apache_avro::types::Value;
 
 use crate::error::{Error, Result};
 
-/// Decode every record of an Avro object container file.
+/// Decode every record of a manifest-family file: an Avro object container file (top-level
+/// schema a record, or `["null", record]` as Paimon 0.9 writes), or a Parquet / ORC file
+/// (`manifest.format`; see `spec::manifest_columnar`), chosen by the magic bytes.
 ///
 /// # Errors
-/// [`Error::Corrupt`] (format `format`, naming `path`) for a bad header, an unknown codec, a
-/// truncated or corrupt block, or a top-level value that is not a record.
+/// [`Error::Corrupt`] (format `format`, or `parquet-manifest` / `orc-manifest`, naming
+/// `path`) for a bad header, an unknown codec, a truncated or corrupt block, or a top-level
+/// value that is not a record.
 pub(crate) fn read_records(
     bytes: &[u8],
     path: &str,
     format: &'static str,
 ) -> Result<Vec<Vec<(String, Value)>>> {
+    // Parquet and ORC manifests (`manifest.format`) decode to the same generic records.
+    use super::manifest_columnar::{ManifestFileFormat, read_columnar_records};
+    if let Some(f @ (ManifestFileFormat::Parquet | ManifestFileFormat::Orc)) =
+        ManifestFileFormat::sniff(bytes)
+    {
+        return read_columnar_records(bytes, path, f);
+    }
     check_header_map(bytes, path, format)?;
     // bzip2 and xz blocks are decompressed here (apache-avro's decoders panic on bad blocks).
     let plain = super::avro_codec::to_null_codec(bytes, path, format)?;
@@ -47,6 +57,12 @@ fn decode_container(
     for (i, value) in reader.enumerate() {
         let value =
             value.map_err(|e| Error::corrupt(path, format, format!("Avro record {i}: {e}")))?;
+        // Paimon 0.9 (and writers modelled on it) give the manifest files a top-level schema
+        // `["null", record]`: a record wrapped in a union branch.
+        let value = match value {
+            Value::Union(_, inner) => *inner,
+            v => v,
+        };
         match value {
             Value::Record(fields) => out.push(fields),
             other => {
@@ -377,4 +393,85 @@ pub(crate) fn check_version(rec: &Rec<'_>, expected: i32) -> Result<()> {
         "{}: unsupported version {version} (expected {expected})",
         rec.path()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use apache_avro::schema::UnionSchema;
+    use apache_avro::types::Value;
+    use apache_avro::{Reader, Schema, Writer};
+
+    use crate::spec::{decode_index_manifest, decode_manifest, decode_manifest_list};
+
+    /// `bytes` (an Avro container of records) rewritten with the top-level schema
+    /// `["null", record]` that Paimon 0.9 gives manifests, every row in the record branch.
+    fn as_nullable_union(bytes: &[u8]) -> Vec<u8> {
+        let reader = Reader::new(bytes).unwrap();
+        let record = reader.writer_schema().clone();
+        let rows: Vec<Value> = reader.map(|v| v.unwrap()).collect();
+        let union = Schema::Union(UnionSchema::new(vec![Schema::Null, record]).unwrap());
+        let mut writer = Writer::new(&union, Vec::new());
+        for row in rows {
+            writer.append(Value::Union(1, Box::new(row))).unwrap();
+        }
+        writer.into_inner().unwrap()
+    }
+
+    fn java_file(prefix: &str) -> (String, Vec<u8>) {
+        // A Paimon 0.9.0 table of conformance/java-tables.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/java-tables/p090_avro_pk/manifest");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix))
+            .collect();
+        names.sort();
+        let name = names.pop().unwrap();
+        let bytes = std::fs::read(dir.join(&name)).unwrap();
+        (name, bytes)
+    }
+
+    #[test]
+    fn a_top_level_null_union_reads_as_its_record() {
+        let (name, plain) = java_file("manifest-list-");
+        let union = as_nullable_union(&plain);
+        assert_ne!(plain, union);
+        let want = decode_manifest_list(&plain, &name).unwrap();
+        assert!(!want.is_empty());
+        assert_eq!(decode_manifest_list(&union, &name).unwrap(), want);
+
+        let (name, plain) = java_file("manifest-4");
+        let want = decode_manifest(&plain, &name).unwrap();
+        assert!(!want.is_empty());
+        assert_eq!(
+            decode_manifest(&as_nullable_union(&plain), &name).unwrap(),
+            want
+        );
+
+        let (name, plain) = java_file("index-manifest-");
+        let want = decode_index_manifest(&plain, &name).unwrap();
+        assert!(!want.is_empty());
+        assert_eq!(
+            decode_index_manifest(&as_nullable_union(&plain), &name).unwrap(),
+            want
+        );
+    }
+
+    #[test]
+    fn a_null_top_level_row_is_corrupt() {
+        let (name, plain) = java_file("manifest-list-");
+        let record = Reader::new(plain.as_slice())
+            .unwrap()
+            .writer_schema()
+            .clone();
+        let union = Schema::Union(UnionSchema::new(vec![Schema::Null, record]).unwrap());
+        let mut writer = Writer::new(&union, Vec::new());
+        writer
+            .append(Value::Union(0, Box::new(Value::Null)))
+            .unwrap();
+        let bytes = writer.into_inner().unwrap();
+        let err = decode_manifest_list(&bytes, &name).unwrap_err().to_string();
+        assert!(err.contains("not a record") && err.contains(&name), "{err}");
+    }
 }

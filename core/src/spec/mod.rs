@@ -9,6 +9,7 @@ pub mod data_file;
 pub mod index_manifest;
 pub(crate) mod json;
 pub mod manifest;
+pub mod manifest_columnar;
 pub mod manifest_list;
 pub mod options;
 pub mod partition;

@@ -168,6 +168,99 @@ impl BlobLayout {
         }))
     }
 
+    /// Whether `name` is a column this layout writes to `.blob` files.
+    pub(crate) fn is_blob_column(&self, name: &str) -> bool {
+        self.columns.iter().any(|c| c.name == name)
+    }
+
+    /// The `.blob` files of one BLOB column of a partial-column update of the rows
+    /// `first_row_id ..` (one per row of `values`): row `i` holds `values[i]` when `touched`
+    /// is set (a null value writes `-1`), else a placeholder (`-2`: "not updated here, read
+    /// the older layer"). Rolls at `blob.target-file-size`; each file's `first_row_id` is
+    /// `first_row_id` plus the rows of the files before it. Names come from `next_name`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an unknown column or a mask of another length;
+    /// [`Error::Unsupported`] for an Arrow type that does not fit the column.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn write_update_column(
+        &self,
+        name: &str,
+        values: &ArrayRef,
+        touched: &[bool],
+        first_row_id: i64,
+        schema_id: i64,
+        time_millis: i64,
+        next_name: &mut dyn FnMut() -> String,
+    ) -> Result<Vec<BlobFileOut>> {
+        let col = self
+            .columns
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| Error::invalid(format!("'{name}' is not a BLOB column")))?;
+        if values.len() != touched.len() {
+            return Err(Error::invalid(format!(
+                "update of BLOB column '{name}': {} values for {} rows",
+                values.len(),
+                touched.len()
+            )));
+        }
+        let mut files: Vec<(String, Vec<u8>, u64)> = Vec::new();
+        let mut open: Option<(String, BlobFileWriter)> = None;
+        for (row, t) in touched.iter().enumerate() {
+            let (_, file) = open.get_or_insert_with(|| (next_name(), BlobFileWriter::new()));
+            if *t {
+                file.push_value(values.as_ref(), row, col.kind)?;
+            } else {
+                file.push_placeholder();
+            }
+            if file.position() >= self.target_file_size
+                && let Some((n, f)) = open.take()
+            {
+                let rows = f.row_count();
+                files.push((n, f.finish()?, rows));
+            }
+        }
+        if let Some((n, f)) = open.take() {
+            let rows = f.row_count();
+            files.push((n, f.finish()?, rows));
+        }
+        let mut next_row_id = first_row_id;
+        let mut out = Vec::new();
+        for (file_name, bytes, rows) in files {
+            let rows = rows as i64;
+            let (value_stats, value_stats_cols) = self.stats.clone();
+            out.push(BlobFileOut {
+                meta: DataFileMeta {
+                    file_name,
+                    file_size: bytes.len() as i64,
+                    row_count: rows,
+                    min_key: BinaryRow::empty(),
+                    max_key: BinaryRow::empty(),
+                    key_stats: SimpleStats::empty(),
+                    value_stats,
+                    min_sequence_number: 0,
+                    max_sequence_number: rows - 1,
+                    schema_id,
+                    level: 0,
+                    extra_files: Vec::new(),
+                    creation_time_millis: Some(time_millis),
+                    delete_row_count: Some(0),
+                    embedded_index: None,
+                    file_source: Some(FileSource::Append),
+                    value_stats_cols,
+                    external_path: None,
+                    first_row_id: Some(next_row_id),
+                    write_cols: Some(vec![name.to_owned()]),
+                    write_cols_sequences: None,
+                },
+                bytes: Bytes::from(bytes),
+            });
+            next_row_id += rows;
+        }
+        Ok(out)
+    }
+
     /// The columns of the normal file, out of the table's columns.
     pub(crate) fn normal_columns(&self, columns: &[ArrayRef]) -> Vec<ArrayRef> {
         self.normal_idx

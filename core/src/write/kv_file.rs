@@ -40,6 +40,24 @@ pub(crate) struct KvFileSpec {
 }
 
 impl KvFileSpec {
+    /// Data files of `level`: the `level` entries of `file.format.per.level` /
+    /// `file.compression.per.level`, else `file.format` / `file.compression` (Java
+    /// `KeyValueFileWriterFactory`, used by compaction outputs).
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a malformed per-level option.
+    pub(crate) fn for_level(options: &CoreOptions, level: i32) -> Result<Self> {
+        let format = level_option(options, FILE_FORMAT_PER_LEVEL, level)?
+            .map(|f| f.to_lowercase())
+            .unwrap_or_else(|| options.file_format().to_lowercase());
+        let compression = level_option(options, FILE_COMPRESSION_PER_LEVEL, level)?
+            .unwrap_or_else(|| options.file_compression().to_owned());
+        Ok(KvFileSpec {
+            format,
+            compression,
+        })
+    }
+
     /// Level-0 changelog files: `changelog-file.format` / `changelog-file.compression`, else
     /// the level-0 entries of `file.format.per.level` / `file.compression.per.level`, else
     /// `file.format` / `file.compression`.

@@ -7,6 +7,7 @@ pub mod alter;
 pub(crate) mod blob_write;
 pub mod bucket;
 pub mod create;
+pub mod dynamic_bucket;
 pub mod encode;
 pub mod ids;
 pub mod kv_file;
@@ -14,6 +15,7 @@ pub mod postpone;
 pub mod row;
 pub mod stats;
 pub mod table_write;
+pub mod update;
 
 pub use ids::NameSource;
 pub use table_write::{FileToPut, TableWrite, WriteOptions, WriteRestore};

@@ -33,21 +33,23 @@ use bytes::Bytes;
 use crate::commit::{CommitMessage, DataIncrement};
 use crate::error::{Error, Result};
 use crate::merge::{MemoryRunSource, MergeConfig, MergeEngine, MergeReader, RowKind, RunSource};
+use crate::spec::index_manifest::HASH_INDEX;
 use crate::spec::options::ChangelogProducer;
 use crate::spec::options::parse_memory_size;
 use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
 use crate::spec::{
-    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileSource, ManifestEntry,
-    SimpleStats, TableSchema, TypeKind,
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileKind, FileSource,
+    IndexManifestEntry, ManifestEntry, SimpleStats, TableSchema, TypeKind,
 };
 use crate::types::paimon_to_arrow_schema;
 use crate::write::blob_write::{BlobFiles, BlobLayout};
-use crate::write::bucket::FixedBucketRowKeyExtractor;
+use crate::write::bucket::{FixedBucketRowKeyExtractor, bucket_hash};
+use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, HashIndexRestore};
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
 use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
 use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
-use crate::write::row::binary_row_at;
+use crate::write::row::{BinaryRowEncoder, binary_row_at};
 use crate::write::stats::StatsCollector;
 
 /// Name of the optional input column that gives each row's kind (`+I`, `-U`, `+U`, `-D`; a
@@ -74,6 +76,9 @@ pub struct WriteRestore {
     pub max_sequence_numbers: BTreeMap<(Vec<u8>, i32), i64>,
     /// `_TOTAL_BUCKETS` of the live files of fixed-bucket tables (the first seen).
     pub total_buckets: Option<i32>,
+    /// Dynamic-bucket primary-key tables: the live `HASH` index file of every (partition,
+    /// bucket) and its hashes (read by the host; see [`WriteRestore::hash_index_entries`]).
+    pub hash_index: Vec<HashIndexRestore>,
 }
 
 impl WriteRestore {
@@ -92,6 +97,16 @@ impl WriteRestore {
             }
         }
         out
+    }
+
+    /// The live `HASH` index entries of a snapshot's index manifest, whose files a writer of a
+    /// dynamic-bucket table needs in [`WriteRestore::hash_index`] (decode each with
+    /// [`crate::write::dynamic_bucket::decode_hash_index`]).
+    pub fn hash_index_entries(index: &[IndexManifestEntry]) -> Vec<&IndexManifestEntry> {
+        index
+            .iter()
+            .filter(|e| e.kind == FileKind::Add && e.index_file.index_type == HASH_INDEX)
+            .collect()
     }
 }
 
@@ -124,6 +139,9 @@ enum Mode {
     KeyValueFixed,
     /// Primary-key table with `bucket` = −2: every row to `bucket-postpone`, unsorted.
     KeyValuePostpone,
+    /// Primary-key table with `bucket` = −1 whose primary key holds every partition key: the
+    /// hash index assigns buckets.
+    KeyValueDynamic,
 }
 
 /// Writes rows of one table. See the module docs for the driving order.
@@ -160,6 +178,11 @@ pub struct TableWrite {
     /// Data evolution: every file counts its sequence numbers from 0 (the commit stamps the
     /// snapshot id), as Java's data-evolution append writer does.
     sequence_per_file: bool,
+    /// Dynamic-bucket tables: the bucket assigner and hash index maintainers.
+    dynamic: Option<DynamicBuckets>,
+    /// Dynamic-bucket tables: `index-<uuid>-` names of new index files and their counter.
+    index_uuid: String,
+    index_files_named: u32,
 }
 
 #[derive(Debug)]
@@ -224,7 +247,7 @@ impl TableWrite {
     /// that is not an append table with `bucket` = -1.
     pub fn try_new(
         schema: TableSchema,
-        restore: WriteRestore,
+        mut restore: WriteRestore,
         options: WriteOptions,
     ) -> Result<Self> {
         let core = schema.core_options();
@@ -235,9 +258,22 @@ impl TableWrite {
             (false, b) if b > 0 => Mode::AppendFixed,
             (true, b) if b > 0 => Mode::KeyValueFixed,
             (true, -1) => {
-                return Err(Error::unsupported(
-                    "writing dynamic-bucket primary-key tables (bucket = -1)",
-                ));
+                if let Some(p) = schema
+                    .partition_keys
+                    .iter()
+                    .find(|p| !schema.primary_keys.contains(p))
+                {
+                    return Err(Error::unsupported(format!(
+                        "writing dynamic-bucket primary-key tables with cross-partition updates \
+                         (partition key '{p}' is not in the primary key)"
+                    )));
+                }
+                if core.index_file_in_data_file_dir()? {
+                    return Err(Error::unsupported(
+                        "writing dynamic-bucket tables with 'index-file-in-data-file-dir' = true",
+                    ));
+                }
+                Mode::KeyValueDynamic
             }
             (true, POSTPONE_BUCKET) => Mode::KeyValuePostpone,
             (false, POSTPONE_BUCKET) => {
@@ -318,7 +354,7 @@ impl TableWrite {
             .map(|i| schema.fields[*i].clone())
             .collect();
         let bucket_extractor = match mode {
-            Mode::AppendUnaware | Mode::KeyValuePostpone => None,
+            Mode::AppendUnaware | Mode::KeyValuePostpone | Mode::KeyValueDynamic => None,
             _ => Some(FixedBucketRowKeyExtractor::try_new(&schema)?),
         };
         let rowkind_field = core.rowkind_field().map(index_of).transpose()?;
@@ -347,7 +383,31 @@ impl TableWrite {
             }
             _ => None,
         };
+        let (dynamic, index_uuid) = if mode == Mode::KeyValueDynamic {
+            let max_buckets = match core.get(DYNAMIC_BUCKET_MAX_BUCKETS) {
+                None => -1,
+                Some(v) => v.trim().parse::<i32>().map_err(|_| {
+                    Error::invalid(format!(
+                        "option '{DYNAMIC_BUCKET_MAX_BUCKETS}' = '{v}': not an integer"
+                    ))
+                })?,
+            };
+            let random = names.fork();
+            let uuid = names.uuid();
+            let assigner = DynamicBuckets::new(
+                core.dynamic_bucket_target_row_num()?,
+                max_buckets,
+                std::mem::take(&mut restore.hash_index),
+                random,
+            )?;
+            (Some(assigner), uuid)
+        } else {
+            (None, String::new())
+        };
         Ok(TableWrite {
+            dynamic,
+            index_uuid,
+            index_files_named: 0,
             options: core,
             mode,
             table_arrow,
@@ -443,6 +503,7 @@ impl TableWrite {
         let total_buckets = match self.mode {
             Mode::AppendUnaware => None,
             Mode::KeyValuePostpone => Some(POSTPONE_BUCKET),
+            Mode::KeyValueDynamic => Some(-1),
             _ => Some(self.num_buckets),
         };
         let mut out = Vec::new();
@@ -461,6 +522,36 @@ impl TableWrite {
                 },
                 compact_increment: Default::default(),
             });
+        }
+        if let Some(dynamic) = &mut self.dynamic {
+            let updates =
+                dynamic.prepare_commit("index", &self.index_uuid, &mut self.index_files_named);
+            for u in updates {
+                let partition = BinaryRow::from_serialized(&u.partition, "partition of the input")?;
+                let pos = match out
+                    .iter()
+                    .position(|m| m.bucket == u.bucket && m.partition == partition)
+                {
+                    Some(p) => p,
+                    None => {
+                        out.push(CommitMessage {
+                            partition,
+                            bucket: u.bucket,
+                            total_buckets,
+                            data_increment: DataIncrement::default(),
+                            compact_increment: Default::default(),
+                        });
+                        out.len() - 1
+                    }
+                };
+                let inc = &mut out[pos].data_increment;
+                inc.new_index_files.push(u.file);
+                inc.deleted_index_files.extend(u.replaced);
+                self.done.push(FileToPut {
+                    path: u.path,
+                    bytes: u.bytes,
+                });
+            }
         }
         Ok(out)
     }
@@ -526,7 +617,10 @@ impl TableWrite {
 
     /// Rows of the batch per (serialized partition, bucket), in input order.
     #[allow(clippy::type_complexity)]
-    fn route(&self, columns: &[ArrayRef]) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
+    fn route(&mut self, columns: &[ArrayRef]) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
+        if self.mode == Mode::KeyValueDynamic {
+            return self.route_dynamic(columns);
+        }
         let rows = columns.first().map_or(0, |c| c.len());
         let bucket_of: Vec<i32> = match &self.bucket_extractor {
             None if self.mode == Mode::KeyValuePostpone => vec![POSTPONE_BUCKET; rows],
@@ -554,6 +648,59 @@ impl TableWrite {
         for (r, b) in bucket_of.iter().enumerate() {
             let p = binary_row_at(&pcols, &ptypes, r)?.to_serialized();
             out.entry((p, *b)).or_default().push(r as u32);
+        }
+        Ok(out)
+    }
+
+    /// [`TableWrite::route`] of a dynamic-bucket table: each row's bucket from the hash index,
+    /// in input order (Java assigns record by record).
+    #[allow(clippy::type_complexity)]
+    fn route_dynamic(
+        &mut self,
+        columns: &[ArrayRef],
+    ) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        let kv = self
+            .kv
+            .as_ref()
+            .ok_or_else(|| Error::invalid("dynamic bucket writer without key layout"))?;
+        let key_cols: Vec<ArrayRef> = kv
+            .key_idx
+            .iter()
+            .map(|i| Arc::clone(&columns[*i]))
+            .collect();
+        let key_types: Vec<DataType> = kv
+            .plain_key_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let keys = BinaryRowEncoder::try_new(&key_cols, &key_types)?;
+        let pcols: Vec<ArrayRef> = self
+            .partition_idx
+            .iter()
+            .map(|i| Arc::clone(&columns[*i]))
+            .collect();
+        let ptypes: Vec<DataType> = self
+            .partition_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let partitions = BinaryRowEncoder::try_new(&pcols, &ptypes)?;
+        let empty = BinaryRow::empty().to_serialized();
+        let assigner = self
+            .dynamic
+            .as_mut()
+            .ok_or_else(|| Error::invalid("dynamic bucket writer without assigner"))?;
+        let mut out: BTreeMap<(Vec<u8>, i32), Vec<u32>> = BTreeMap::new();
+        for r in 0..rows {
+            let p = if pcols.is_empty() {
+                empty.clone()
+            } else {
+                partitions.encode(r)?.to_serialized()
+            };
+            let hash = bucket_hash(&keys.encode(r)?);
+            let b = assigner.assign(&p, hash)?;
+            out.entry((p, b)).or_default().push(r as u32);
         }
         Ok(out)
     }

@@ -11,10 +11,13 @@ use serde_json::{Value, json};
 
 pub(crate) mod alter;
 pub(crate) mod blob;
+pub(crate) mod compact;
 pub(crate) mod delete;
 pub(crate) mod input;
+pub(crate) mod maintenance;
 pub(crate) mod scan;
 mod text_table;
+pub(crate) mod update;
 pub(crate) mod write;
 
 use text_table::{TextTable, render_pairs};

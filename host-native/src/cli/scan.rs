@@ -66,6 +66,9 @@ pub(crate) struct ScanArgs {
     /// Blob columns as serialized blob descriptors instead of bytes.
     #[arg(long)]
     blob_as_descriptor: bool,
+    /// Read this branch (`branch/branch-NAME/`) instead of main.
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
 }
 
 /// Output formats of `scan`.
@@ -135,9 +138,12 @@ async fn scan(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), Fail> {
     let format = args
         .format
         .unwrap_or(if json { Format::Jsonl } else { Format::Table });
-    let table = Table::open(&args.table)
+    let mut table = Table::open(&args.table)
         .await
         .map_err(|e| error_chain(&e))?;
+    if let Some(b) = &args.branch {
+        table = table.with_branch(b).await.map_err(|e| error_chain(&e))?;
+    }
     let mut scan = table.scan();
     if let Some(id) = args.snapshot {
         scan = scan.with_snapshot_id(id);

@@ -5,7 +5,11 @@
 mod alter_delete;
 mod cli;
 mod cli_blob;
+mod compact_append;
+mod compact_pk;
+mod dynamic_bucket;
 mod http;
+mod maintenance;
 mod scan;
 mod table;
 mod write;

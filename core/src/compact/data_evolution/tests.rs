@@ -1,0 +1,266 @@
+//! Planner cases of Java's `DataEvolutionCompactCoordinatorTest` (release-2.0.0), as listed
+//! in `../shared/spec/data-evolution.md` §10, plus cases derived from
+//! `CompactPlanner#compactPlan` by hand.
+
+use super::*;
+use crate::spec::{FileKind, FileSource, SimpleStats};
+
+fn file(name: &str, first_row_id: i64, rows: i64, size: i64) -> DataFileMeta {
+    DataFileMeta {
+        file_name: name.into(),
+        file_size: size,
+        row_count: rows,
+        min_key: BinaryRow::empty(),
+        max_key: BinaryRow::empty(),
+        key_stats: SimpleStats::empty(),
+        value_stats: SimpleStats::empty(),
+        min_sequence_number: 1,
+        max_sequence_number: 1,
+        schema_id: 0,
+        level: 0,
+        extra_files: vec![],
+        creation_time_millis: None,
+        delete_row_count: Some(0),
+        embedded_index: None,
+        file_source: Some(FileSource::Append),
+        value_stats_cols: None,
+        external_path: None,
+        first_row_id: Some(first_row_id),
+        write_cols: None,
+        write_cols_sequences: None,
+    }
+}
+
+fn partition(p: i32) -> BinaryRow {
+    use crate::spec::{DataType, Datum, TypeKind};
+    BinaryRow::encode(&[Datum::Int(p)], &[DataType::not_null(TypeKind::Int)]).unwrap()
+}
+
+fn entries(part: &BinaryRow, files: Vec<DataFileMeta>) -> Vec<ManifestEntry> {
+    files
+        .into_iter()
+        .map(|file| ManifestEntry {
+            kind: FileKind::Add,
+            partition: part.clone(),
+            bucket: 0,
+            total_buckets: -1,
+            file,
+        })
+        .collect()
+}
+
+fn opts(target: i64, open: i64, min: usize) -> DataEvolutionCompactOptions {
+    DataEvolutionCompactOptions {
+        target_file_size: target,
+        open_file_cost: open,
+        min_file_num: min,
+    }
+}
+
+fn names(tasks: &[DataEvolutionCompactTask]) -> Vec<Vec<&str>> {
+    tasks
+        .iter()
+        .map(|t| t.files.iter().map(|f| f.file_name.as_str()).collect())
+        .collect()
+}
+
+const M: i64 = 1 << 20;
+
+#[test]
+fn single_file_is_never_a_task() {
+    let e = entries(&BinaryRow::empty(), vec![file("f1", 0, 100, 100)]);
+    assert!(plan(&e, &opts(128 * M, 4 * M, 2)).unwrap().is_empty());
+}
+
+/// Weights 100 each (open cost 1): f1+f2 = 200 > 199 flushes [f1, f2]; f3 alone stays below
+/// the min file num. With target 200 no bin exceeds it; the run ends with [f1, f2, f3].
+#[test]
+fn bin_flushes_when_weight_strictly_exceeds_target() {
+    let files = vec![
+        file("f1", 0, 100, 100),
+        file("f2", 100, 100, 100),
+        file("f3", 200, 100, 100),
+    ];
+    let e = entries(&BinaryRow::empty(), files);
+    assert_eq!(
+        names(&plan(&e, &opts(199, 1, 2)).unwrap()),
+        vec![vec!["f1", "f2"]]
+    );
+    assert_eq!(
+        names(&plan(&e, &opts(200, 1, 2)).unwrap()),
+        vec![vec!["f1", "f2", "f3"]]
+    );
+}
+
+/// A gap in the row ids (200..1000) ends a run: two tasks.
+#[test]
+fn row_id_gap_cuts_runs() {
+    let files = vec![
+        file("f1", 0, 100, 100),
+        file("f2", 100, 100, 100),
+        file("f3", 1000, 100, 100),
+        file("f4", 1100, 100, 100),
+    ];
+    let e = entries(&BinaryRow::empty(), files);
+    assert_eq!(
+        names(&plan(&e, &opts(128 * M, 4 * M, 2)).unwrap()),
+        vec![vec!["f1", "f2"], vec!["f3", "f4"]]
+    );
+}
+
+/// Spec §10's mixed case: `large` (200 MiB > target 100 MiB) flushes the empty bin and is
+/// compacted alone, which needs 2 files: no task; f1, f2 join a bin; `large2` flushes
+/// [f1, f2] and is dropped alone; f3, f4 end the run. Partitions plan separately. Blob files
+/// of large2 join the run but are never task inputs.
+#[test]
+fn heavy_groups_flush_and_partitions_plan_separately() {
+    let p0 = partition(0);
+    let p1 = partition(1);
+    let mut e = entries(
+        &BinaryRow::empty(),
+        vec![
+            file("large", 0, 100, 200 * M),
+            file("f1", 100, 100, 100),
+            file("f2", 200, 100, 100),
+            file("large2", 300, 100, 200 * M),
+            file("large2-a.blob", 300, 50, 100),
+            file("large2-b.blob", 350, 50, 100),
+            file("f3", 400, 100, 100),
+            file("f4", 500, 100, 100),
+        ],
+    );
+    e.extend(entries(
+        &p0,
+        vec![file("f5", 600, 100, 100), file("f6", 700, 100, 100)],
+    ));
+    e.extend(entries(
+        &p1,
+        vec![file("f7", 800, 100, 100), file("f8", 900, 100, 100)],
+    ));
+    let tasks = plan(&e, &opts(100 * M, 4 * M, 2)).unwrap();
+    assert_eq!(
+        names(&tasks),
+        vec![
+            vec!["f1", "f2"],
+            vec!["f3", "f4"],
+            vec!["f5", "f6"],
+            vec!["f7", "f8"]
+        ]
+    );
+    assert_eq!(tasks[2].partition, p0);
+    assert_eq!(tasks[3].partition, p1);
+}
+
+/// A heavy group with enough files (a base file and two column updates over the same rows,
+/// min file num 3) is a task of its own; the bin before it is flushed first.
+#[test]
+fn heavy_group_with_enough_files_is_compacted_alone() {
+    let e = entries(
+        &BinaryRow::empty(),
+        vec![
+            file("a", 0, 10, 10),
+            file("b", 10, 10, 10),
+            file("c", 20, 10, 10),
+            file("big", 30, 10, 60),
+            file("big-u1", 30, 10, 60),
+            file("big-u2", 30, 10, 60),
+            file("d", 40, 10, 10),
+        ],
+    );
+    // target 100, open cost 1: a+b+c = 30; the big group weighs 180 > 100.
+    assert_eq!(
+        names(&plan(&e, &opts(100, 1, 3)).unwrap()),
+        vec![vec!["a", "b", "c"], vec!["big", "big-u1", "big-u2"]]
+    );
+}
+
+/// Every file is weighed at least `open_file_cost`: three 1-byte files with open cost 50
+/// weigh 150 > 120 after the third file.
+#[test]
+fn open_file_cost_is_the_least_weight() {
+    let e = entries(
+        &BinaryRow::empty(),
+        vec![
+            file("a", 0, 1, 1),
+            file("b", 1, 1, 1),
+            file("c", 2, 1, 1),
+            file("d", 3, 1, 1),
+        ],
+    );
+    assert_eq!(
+        names(&plan(&e, &opts(120, 50, 2)).unwrap()),
+        vec![vec!["a", "b", "c"]]
+    );
+}
+
+/// Groups keep manifest order inside; the output range is the first file's.
+#[test]
+fn update_files_join_their_group_and_finish_keeps_row_ids() {
+    let mut upd = file("upd", 0, 10, 5);
+    upd.min_sequence_number = 3;
+    upd.max_sequence_number = 3;
+    upd.write_cols = Some(vec!["v".into()]);
+    let mut base2 = file("base2", 10, 5, 5);
+    base2.min_sequence_number = 2;
+    base2.max_sequence_number = 2;
+    let e = entries(
+        &BinaryRow::empty(),
+        vec![file("base", 0, 10, 5), upd, base2],
+    );
+    let tasks = plan(&e, &opts(128 * M, 1, 2)).unwrap();
+    assert_eq!(names(&tasks), vec![vec!["base", "upd", "base2"]]);
+    let task = &tasks[0];
+    assert_eq!(task.range_row_count(), 15);
+    let out = file("out", 999, 15, 50);
+    let msg = task.finish(vec![out.clone()], None).unwrap();
+    let after = &msg.compact_increment.compact_after[0];
+    assert_eq!(after.first_row_id, Some(0));
+    assert_eq!(
+        (after.min_sequence_number, after.max_sequence_number),
+        (1, 3)
+    );
+    assert_eq!(msg.compact_increment.compact_before.len(), 3);
+    assert_eq!(msg.bucket, 0);
+    assert!(task.finish(vec![out.clone(), out], None).is_err());
+    assert!(task.finish(vec![file("short", 0, 14, 5)], None).is_err());
+}
+
+#[test]
+fn overlapping_groups_must_have_identical_ranges() {
+    let e = entries(
+        &BinaryRow::empty(),
+        vec![file("a", 0, 10, 5), file("b", 5, 10, 5)],
+    );
+    let err = plan(&e, &opts(128 * M, 1, 2)).unwrap_err().to_string();
+    assert!(err.contains("\"a\"") && err.contains("\"b\""), "{err}");
+}
+
+#[test]
+fn options_follow_java_defaults_and_refuse_unsupported() {
+    let o =
+        DataEvolutionCompactOptions::from_options(&CoreOptions::new(Default::default())).unwrap();
+    assert_eq!(o, opts(256 * M, 4 * M, 5));
+    let with = |k: &str, v: &str| {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert(k.to_string(), v.to_string());
+        m
+    };
+    let blob = DataEvolutionCompactOptions::from_options(&CoreOptions::new(with(
+        "blob-compaction.enabled",
+        "true",
+    )));
+    assert!(matches!(blob, Err(Error::Unsupported { .. })), "{blob:?}");
+    // rewrite-row-ids without deletion vectors: ignored, as release-2.0.0 does.
+    let ignored = DataEvolutionCompactOptions::from_options(&CoreOptions::new(with(
+        "data-evolution.compaction.rewrite-row-ids",
+        "true",
+    )));
+    assert!(ignored.is_ok());
+    let mut both = with("data-evolution.compaction.rewrite-row-ids", "true");
+    both.insert("deletion-vectors.enabled".into(), "true".into());
+    let refused = DataEvolutionCompactOptions::from_options(&CoreOptions::new(both));
+    assert!(
+        matches!(refused, Err(Error::Unsupported { .. })),
+        "{refused:?}"
+    );
+}

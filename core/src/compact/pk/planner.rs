@@ -1,0 +1,520 @@
+//! Planning the compaction of a primary-key table: the live files of a snapshot, grouped by
+//! (partition, bucket) into [`Levels`], and one [`PkCompactTask`] per bucket that has
+//! something to compact.
+//!
+//! Source: Java `MergeTreeCompactManagerFactory` (strategy and options),
+//! `MergeTreeCompactManager#triggerCompaction` (normal and full compaction of one bucket,
+//! the drop-delete rule) and the batch compact action (one trigger per bucket).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::levels::{Levels, decode_key};
+use super::strategy::{
+    CompactStrategy, CompactUnit, EarlyFullCompaction, UniversalCompaction, pick_full_compaction,
+};
+use crate::commit::changes::PartitionFilter;
+use crate::compact::plan::{CompactionPlan, CompactionUnitSummary};
+use crate::error::{Error, Result};
+use crate::spec::options::{ChangelogProducer, parse_memory_size};
+use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::spec::{
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, Datum, ManifestEntry, MergeEngine,
+    TableSchema,
+};
+
+/// The options of primary-key compaction, parsed once per table.
+///
+/// Source: Java `CoreOptions` (defaults) and `MergeTreeCompactManagerFactory`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PkCompactOptions {
+    /// `num-levels` (default `num-sorted-run.compaction-trigger + 1`).
+    pub num_levels: i32,
+    /// How normal compaction picks.
+    pub strategy: CompactStrategy,
+    /// `target-file-size × compaction.small-file-ratio`: smaller files are rewritten rather
+    /// than upgraded (bytes).
+    pub compaction_file_size: i64,
+    /// `target-file-size` (bytes; primary-key default 128 MB): outputs roll at this size.
+    pub target_file_size: i64,
+    /// `compaction.force-rewrite-all-files`.
+    pub force_rewrite_all_files: bool,
+    /// Lookup tables (`first-row`, `changelog-producer = lookup`, deletion vectors,
+    /// `force-lookup`): level 0 is always compacted up.
+    pub need_lookup: bool,
+    /// `merge-engine = first-row`: a level-0 record whose key lives in a level above the
+    /// output is dropped, and level-0 files are never upgraded below the max level.
+    pub first_row: bool,
+}
+
+fn int_option(options: &CoreOptions, key: &str, default: i64) -> Result<i64> {
+    match options.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| Error::invalid(format!("option '{key}' = '{v}' is not an integer"))),
+    }
+}
+
+fn bool_option(options: &CoreOptions, key: &str) -> Result<bool> {
+    match options.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(false),
+        Some(v) if v == "true" => Ok(true),
+        Some(v) if v == "false" => Ok(false),
+        Some(v) => Err(Error::invalid(format!(
+            "option '{key}' = '{v}' is not a boolean"
+        ))),
+    }
+}
+
+fn memory_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
+    options
+        .get(key)
+        .map(|v| {
+            parse_memory_size(v).map_err(|e| Error::invalid(format!("option '{key}' = '{v}': {e}")))
+        })
+        .transpose()
+}
+
+/// A duration option (`100 ms`, `30 s`, `5 min`, `1 h`, `2 d`; a bare number is millis) in
+/// millis.
+fn duration_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
+    let Some(raw) = options.get(key) else {
+        return Ok(None);
+    };
+    let bad = || Error::invalid(format!("option '{key}' = '{raw}' is not a duration"));
+    let t = raw.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    let factor: i64 = match unit.trim() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
+        "h" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(factor).map(Some).ok_or_else(bad)
+}
+
+impl PkCompactOptions {
+    /// Parse the options of `options`; `now_millis` is the planning time (early full
+    /// compaction, off-peak hours, the hour taken in UTC); `files` are the bucket's files
+    /// (the last full compaction is estimated from the newest max-level file).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming a malformed option.
+    pub fn try_new(options: &CoreOptions, now_millis: i64, files: &[DataFileMeta]) -> Result<Self> {
+        let trigger = int_option(options, "num-sorted-run.compaction-trigger", 5)?;
+        let trigger_runs = usize::try_from(trigger).map_err(|_| {
+            Error::invalid(format!(
+                "option 'num-sorted-run.compaction-trigger' = {trigger} must not be negative"
+            ))
+        })?;
+        let num_levels = i32::try_from(int_option(options, "num-levels", trigger + 1)?)
+            .map_err(|_| Error::invalid("option 'num-levels' is out of range"))?;
+        let max_level = num_levels - 1;
+        let last_full = files
+            .iter()
+            .filter(|f| f.level == max_level)
+            .filter_map(|f| f.creation_time_millis)
+            .max();
+        let early = EarlyFullCompaction {
+            interval_millis: duration_option(options, "compaction.optimization-interval")?,
+            total_size_threshold: memory_option(options, "compaction.total-size-threshold")?,
+            incremental_size_threshold: memory_option(
+                options,
+                "compaction.incremental-size-threshold",
+            )?,
+            last_full_compaction_millis: last_full,
+            now_millis,
+        };
+        let early_full = (early.interval_millis.is_some()
+            || early.total_size_threshold.is_some()
+            || early.incremental_size_threshold.is_some())
+        .then_some(early);
+        let start = int_option(options, "compaction.offpeak.start.hour", -1)?;
+        let end = int_option(options, "compaction.offpeak.end.hour", -1)?;
+        let ratio = int_option(options, "compaction.offpeak-ratio", 0)?;
+        let hour = now_millis.rem_euclid(86_400_000) / 3_600_000;
+        let off_peak = if start == -1 || end == -1 || start == end {
+            false
+        } else if start < end {
+            start <= hour && hour < end
+        } else {
+            hour < end || start <= hour
+        };
+        let universal = UniversalCompaction {
+            max_size_amp: int_option(options, "compaction.max-size-amplification-percent", 200)?,
+            size_ratio: int_option(options, "compaction.size-ratio", 1)?,
+            num_run_compaction_trigger: trigger_runs,
+            early_full,
+            off_peak_ratio: if off_peak { ratio } else { 0 },
+        };
+        let engine = options.merge_engine()?;
+        let first_row = engine == MergeEngine::FirstRow;
+        let need_lookup = first_row
+            || options.changelog_producer()? == ChangelogProducer::Lookup
+            || options.deletion_vectors_enabled()?
+            || bool_option(options, "force-lookup")?;
+        let strategy = if need_lookup {
+            let gentle = options
+                .get("lookup-compact")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("gentle"));
+            let max_interval = if gentle {
+                let n = int_option(options, "lookup-compact.max-interval", trigger * 2)?;
+                Some(i32::try_from(n).map_err(|_| {
+                    Error::invalid("option 'lookup-compact.max-interval' is out of range")
+                })?)
+            } else {
+                None
+            };
+            CompactStrategy::ForceUpLevel0 {
+                universal,
+                max_interval,
+            }
+        } else if bool_option(options, "compaction.force-up-level-0")? {
+            CompactStrategy::ForceUpLevel0 {
+                universal,
+                max_interval: None,
+            }
+        } else {
+            CompactStrategy::Universal(universal)
+        };
+        let target_file_size = memory_option(options, "target-file-size")?.unwrap_or(128 << 20);
+        let ratio: f64 = match options.get("compaction.small-file-ratio") {
+            None => 0.7,
+            Some(v) => v.trim().parse().map_err(|_| {
+                Error::invalid(format!(
+                    "option 'compaction.small-file-ratio' = '{v}' is not a number"
+                ))
+            })?,
+        };
+        Ok(PkCompactOptions {
+            num_levels,
+            strategy,
+            compaction_file_size: (target_file_size as f64 * ratio) as i64,
+            target_file_size,
+            force_rewrite_all_files: bool_option(options, "compaction.force-rewrite-all-files")?,
+            need_lookup,
+            first_row,
+        })
+    }
+}
+
+/// One bucket's compaction: a serde value, planned on a coordinator and executed anywhere
+/// ([`super::task::compact_task_machine`]).
+///
+/// Source: Java `MergeTreeCompactTask` / `FileRewriteCompactTask` inputs (the unit, the
+/// drop-delete flag, the max level).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PkCompactTask {
+    /// The partition.
+    pub partition: BinaryRow,
+    /// The bucket.
+    pub bucket: i32,
+    /// `_TOTAL_BUCKETS` of the bucket's files.
+    pub total_buckets: Option<i32>,
+    /// The bucket directory, relative to the table root (no trailing `/`).
+    pub bucket_path: String,
+    /// The files and output level.
+    pub unit: CompactUnit,
+    /// Drop retractions from the output (the output is the oldest data of the bucket).
+    pub drop_delete: bool,
+    /// The bucket's max level.
+    pub max_level: i32,
+    /// First-row tables: the bucket's files above the output level (not inputs), whose keys
+    /// remove level-0 records from the output.
+    pub lookup_files: Vec<DataFileMeta>,
+    /// Files smaller than this are rewritten rather than upgraded (bytes).
+    pub compaction_file_size: i64,
+    /// Outputs roll at this size (bytes).
+    pub target_file_size: i64,
+    /// `compaction.force-rewrite-all-files`.
+    pub force_rewrite_all_files: bool,
+    /// Lookup tables other than `deduplicate` without `sequence.field`: a level-0 file is
+    /// rewritten, not upgraded, below the max level (and when the level's format differs).
+    pub rewrite_level0_upgrades: bool,
+}
+
+impl PkCompactTask {
+    /// The plan summary of the task (`upgrade` false; see [`plan_summary`]).
+    fn summary(&self, partition_fields: &[DataField]) -> Result<CompactionUnitSummary> {
+        let mut files: Vec<String> = self
+            .unit
+            .files
+            .iter()
+            .map(|f| f.file_name.clone())
+            .collect();
+        files.sort();
+        Ok(CompactionUnitSummary {
+            partition: partition_json(&self.partition, partition_fields)?,
+            bucket: self.bucket,
+            output_level: Some(self.unit.output_level),
+            upgrade: false,
+            files,
+        })
+    }
+}
+
+/// Partition values as a JSON object (numbers and booleans as JSON values, other types as
+/// their string form).
+fn partition_json(
+    partition: &BinaryRow,
+    fields: &[DataField],
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let mut out = serde_json::Map::new();
+    if fields.is_empty() {
+        return Ok(out);
+    }
+    let types: Vec<DataType> = fields.iter().map(|f| f.data_type.clone()).collect();
+    for (f, v) in fields.iter().zip(partition.fields(&types)?) {
+        let j = match &v {
+            Datum::Null => serde_json::Value::Null,
+            Datum::Boolean(b) => serde_json::Value::Bool(*b),
+            Datum::TinyInt(x) => serde_json::Value::from(*x),
+            Datum::SmallInt(x) => serde_json::Value::from(*x),
+            Datum::Int(x) => serde_json::Value::from(*x),
+            Datum::BigInt(x) => serde_json::Value::from(*x),
+            other => other
+                .cast_to_string(&f.data_type)
+                .map_or(serde_json::Value::Null, serde_json::Value::String),
+        };
+        out.insert(f.name.clone(), j);
+    }
+    Ok(out)
+}
+
+/// A bucket's partition, `_TOTAL_BUCKETS` and live files.
+type BucketFiles = (BinaryRow, i32, Vec<DataFileMeta>);
+
+/// What to compact.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PkCompactRequest {
+    /// Full compaction (every run of a bucket to the max level).
+    pub full: bool,
+    /// Only partitions matching this spec (`key → value` text; empty: all).
+    pub partition: BTreeMap<String, String>,
+    /// Only this bucket.
+    pub bucket: Option<i32>,
+    /// Planning time in epoch millis (early full compaction, off-peak hours).
+    pub now_millis: i64,
+}
+
+/// Plan the compaction of a primary-key table from the live files of a snapshot: per
+/// (partition, bucket), [`Levels`] of its files, then a full compaction
+/// ([`pick_full_compaction`]) or the table's strategy ([`CompactStrategy::pick`]); units
+/// that are empty or a single file already at the output level are dropped (normal
+/// compaction). `drop_delete = output level ≠ 0 && output level ≥ highest non-empty level`.
+///
+/// Tasks are in (partition bytes, bucket) order.
+///
+/// # Errors
+/// [`Error::Unsupported`] for tables whose compaction is not implemented: without primary
+/// key, postpone bucket (`bucket = -2`), deletion vectors, `changelog-producer` `lookup` or
+/// `full-compaction`, `force-lookup` with a merge other than `deduplicate` (without
+/// `sequence.field`) or `first-row`, record-level expiry, external data paths; [`Error::Invalid`] for malformed options or a
+/// partition spec naming a non-partition key.
+pub fn plan_pk_compaction(
+    schema: &TableSchema,
+    entries: &[ManifestEntry],
+    request: &PkCompactRequest,
+) -> Result<Vec<PkCompactTask>> {
+    check_supported(schema)?;
+    let options = schema.core_options();
+    let trimmed = schema.trimmed_primary_keys()?;
+    let key_types: Vec<DataType> = trimmed
+        .iter()
+        .map(|k| {
+            schema
+                .field(k)
+                .map(|f| f.data_type.clone())
+                .ok_or_else(|| Error::invalid(format!("primary key '{k}' is not a column")))
+        })
+        .collect::<Result<_>>()?;
+    let partition_fields: Vec<DataField> = schema
+        .partition_keys
+        .iter()
+        .map(|k| {
+            schema
+                .field(k)
+                .cloned()
+                .ok_or_else(|| Error::invalid(format!("partition key '{k}' is not a column")))
+        })
+        .collect::<Result<_>>()?;
+    let naming = PartitionNaming {
+        default_name: options.partition_default_name().to_owned(),
+        legacy_name: options.partition_legacy_name()?,
+    };
+    let filter = PartitionFilter::from_spec(
+        &request.partition,
+        &partition_fields,
+        options.partition_default_name(),
+    )?;
+    let data_root = options
+        .data_file_path_directory()
+        .unwrap_or_default()
+        .to_owned();
+    let mut buckets: BTreeMap<(Vec<u8>, i32), BucketFiles> = BTreeMap::new();
+    for e in entries {
+        if request.bucket.is_some_and(|b| b != e.bucket) {
+            continue;
+        }
+        if !filter.test(&e.partition, &partition_fields)? {
+            continue;
+        }
+        buckets
+            .entry((e.partition.to_serialized(), e.bucket))
+            .or_insert_with(|| (e.partition.clone(), e.total_buckets, Vec::new()))
+            .2
+            .push(e.file.clone());
+    }
+    let engine = options.merge_engine()?;
+    let mut tasks = Vec::new();
+    for ((_, bucket), (partition, total_buckets, files)) in buckets {
+        let opts = PkCompactOptions::try_new(&options, request.now_millis, &files)?;
+        let levels = Levels::try_new(files, opts.num_levels, &key_types)?;
+        let runs = levels.level_sorted_runs();
+        let num_levels = levels.number_of_levels();
+        let unit = if request.full {
+            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files)
+        } else {
+            opts.strategy
+                .pick(num_levels, &runs)
+                .filter(|u| !u.files.is_empty())
+                .filter(|u| u.files.len() > 1 || u.files[0].level != u.output_level)
+        };
+        let Some(unit) = unit else {
+            continue;
+        };
+        let drop_delete =
+            unit.output_level != 0 && unit.output_level >= levels.non_empty_highest_level();
+        let lookup_files = if opts.first_row {
+            let inputs: Vec<&str> = unit.files.iter().map(|f| f.file_name.as_str()).collect();
+            levels
+                .all_files()
+                .into_iter()
+                .filter(|f| f.level > unit.output_level && !inputs.contains(&f.file_name.as_str()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let ppath = partition_path(&partition_fields, &partition, &naming)?;
+        tasks.push(PkCompactTask {
+            bucket_path: bucket_path(&data_root, &ppath, bucket),
+            partition,
+            bucket,
+            total_buckets: Some(total_buckets),
+            unit,
+            drop_delete,
+            max_level: levels.max_level(),
+            lookup_files,
+            compaction_file_size: opts.compaction_file_size,
+            target_file_size: opts.target_file_size,
+            force_rewrite_all_files: opts.force_rewrite_all_files,
+            rewrite_level0_upgrades: opts.need_lookup
+                && !(engine == MergeEngine::Deduplicate && options.sequence_field().is_empty()),
+        });
+    }
+    // Keys decode at planning time so that a task never meets an undecodable key later.
+    for t in &tasks {
+        for f in &t.unit.files {
+            decode_key(&f.min_key, &key_types)?;
+            decode_key(&f.max_key, &key_types)?;
+        }
+    }
+    Ok(tasks)
+}
+
+/// Refuse primary-key tables whose compaction is not implemented.
+///
+/// # Errors
+/// [`Error::Unsupported`] naming the feature.
+pub fn check_supported(schema: &TableSchema) -> Result<()> {
+    if !schema.is_primary_key_table() {
+        return Err(Error::unsupported(
+            "append and data-evolution compaction is not wired yet (this is primary-key \
+             compaction)",
+        ));
+    }
+    let options = schema.core_options();
+    if options.bucket()? == crate::write::postpone::POSTPONE_BUCKET {
+        return Err(Error::unsupported(
+            "compacting postpone-bucket tables (bucket = -2)",
+        ));
+    }
+    if options.deletion_vectors_enabled()? {
+        return Err(Error::unsupported(
+            "compacting tables with deletion vectors (deletion-vectors.enabled)",
+        ));
+    }
+    match options.changelog_producer()? {
+        ChangelogProducer::Lookup | ChangelogProducer::FullCompaction => {
+            return Err(Error::unsupported(format!(
+                "compacting tables with changelog-producer = {}",
+                options.changelog_producer()?
+            )));
+        }
+        _ => {}
+    }
+    let force_lookup = options
+        .get("force-lookup")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    let engine = options.merge_engine()?;
+    if force_lookup
+        && !(engine == MergeEngine::FirstRow
+            || (engine == MergeEngine::Deduplicate && options.sequence_field().is_empty()))
+    {
+        // Java merges such tables with its lookup merge function (the lowest high level
+        // holds a key's merged history), which this compaction does not apply.
+        return Err(Error::unsupported(
+            "compacting force-lookup tables other than deduplicate without sequence.field              and first-row (the lookup merge function is not implemented)",
+        ));
+    }
+    if options.get("record-level.expire-time").is_some() {
+        return Err(Error::unsupported(
+            "compacting tables with record-level.expire-time",
+        ));
+    }
+    if options
+        .get("data-file.external-paths")
+        .is_some_and(|v| !v.trim().is_empty())
+    {
+        return Err(Error::unsupported(
+            "compacting tables with data-file.external-paths",
+        ));
+    }
+    Ok(())
+}
+
+/// The plan summary of `tasks` (the `plan-compaction` JSON), sorted.
+///
+/// # Errors
+/// [`Error::Corrupt`] when a partition does not decode.
+pub fn plan_summary(
+    schema: &TableSchema,
+    snapshot: Option<i64>,
+    tasks: &[PkCompactTask],
+) -> Result<CompactionPlan> {
+    let partition_fields: Vec<DataField> = schema
+        .partition_keys
+        .iter()
+        .filter_map(|k| schema.field(k).cloned())
+        .collect();
+    let mut plan = CompactionPlan {
+        snapshot,
+        units: tasks
+            .iter()
+            .map(|t| {
+                let mut s = t.summary(&partition_fields)?;
+                s.upgrade = super::task::is_pure_upgrade(t);
+                Ok(s)
+            })
+            .collect::<Result<_>>()?,
+    };
+    plan.sort();
+    Ok(plan)
+}

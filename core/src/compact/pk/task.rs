@@ -1,0 +1,629 @@
+//! Executing one primary-key compaction task: the inputs are read through the read side's
+//! file reader, merged by the read side's [`MergeReader`] (key-value output) and written as
+//! rolling files at the output level; large files are upgraded (a metadata-only level
+//! change). The result is a [`CommitMessage`] whose `compact_increment` lists the inputs
+//! (`compact_before`) and outputs (`compact_after`), committed with kind `COMPACT`.
+//!
+//! Rounds: per rewrite, the footers and column chunks of the input files (one batch per
+//! sorted run in flight, as a read), a `Put` (create-new) per output file as soon as it is
+//! complete; first-row tables with files above the output level first read those files'
+//! keys. On an error the outputs written so far are deleted (best effort).
+//!
+//! Source: Java `org.apache.paimon.mergetree.compact.MergeTreeCompactTask` (sections,
+//! upgrade rules), `FileRewriteCompactTask`, `MergeTreeCompactRewriter` (merge, drop
+//! delete, rolling writer at the output level), `LookupMergeTreeCompactRewriter` /
+//! `FirstRowMergeFunctionWrapper` (first-row: level-0 files are rewritten, not upgraded,
+//! below the max level; keys found in higher levels are dropped).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int8Type, Int64Type};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+
+use super::levels::decode_key;
+use super::planner::PkCompactTask;
+use crate::commit::{CommitMessage, CompactIncrement};
+use crate::error::{Error, Result};
+use crate::io::{Io, Machine, PutMode};
+use crate::merge::{MergeConfig, MergeReader, RunSource};
+use crate::read::{FileColumn, FileRead, FileReadSpec, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::scan::split::{KeyedFile, interval_partition};
+use crate::spec::{
+    CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats, TableSchema,
+};
+use crate::write::encode::DataFileEncoder;
+use crate::write::ids::NameSource;
+use crate::write::kv_file::KvFileSpec;
+use crate::write::row::binary_row_at;
+use crate::write::stats::StatsCollector;
+use crate::write::table_write::{
+    KEY_FIELD_ID_START, SEQUENCE_NUMBER_FIELD_ID, VALUE_KIND_FIELD_ID,
+};
+
+/// What every task of one compaction shares: schemas, options and the host's inputs.
+#[derive(Debug, Clone)]
+pub struct PkCompactContext {
+    /// The table's latest schema: outputs are written with it.
+    pub schema: TableSchema,
+    /// Schemas of the input files, by id (must hold every `schema_id` of the inputs).
+    pub schemas: BTreeMap<i64, TableSchema>,
+    /// Seed of the output file names (each task should get its own).
+    pub seed: u64,
+    /// Creation time of the outputs (epoch millis).
+    pub time_millis: i64,
+    /// Rows per merged batch.
+    pub batch_size: usize,
+}
+
+/// What a task did, besides its commit message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PkCompactStats {
+    /// Files read and rewritten.
+    pub rewritten_files: usize,
+    /// Files moved to the output level without a rewrite.
+    pub upgraded_files: usize,
+}
+
+/// Whether `task` only moves one file to another level (nothing is rewritten), judged from
+/// the metadata as the task would.
+pub fn is_pure_upgrade(task: &PkCompactTask) -> bool {
+    let [f] = task.unit.files.as_slice() else {
+        return false;
+    };
+    !task.unit.file_rewrite && f.level != task.unit.output_level && !must_rewrite(task, f)
+}
+
+/// The upgrade rules of one file: rewritten alone instead of upgraded when the output is
+/// the max level and the file may hold retractions, with `force_rewrite_all_files`, or
+/// (lookup tables other than plain `deduplicate`) a level-0 file below the max level.
+fn must_rewrite(task: &PkCompactTask, f: &DataFileMeta) -> bool {
+    let out = task.unit.output_level;
+    (out == task.max_level && f.delete_row_count.is_none_or(|d| d > 0))
+        || task.force_rewrite_all_files
+        || (task.rewrite_level0_upgrades && f.level == 0 && out != task.max_level)
+}
+
+/// A machine running `task`: emits one [`CommitMessage`] (its `compact_increment`).
+///
+/// # Errors
+/// Reading the inputs (IO, corrupt files, schema evolution), merge errors (e.g. retractions
+/// in a first-row table), encoding and `Put` failures; an output that already exists is
+/// [`Error::Invalid`] (a name collision: use another seed).
+pub fn compact_task_machine(
+    ctx: Arc<PkCompactContext>,
+    task: PkCompactTask,
+) -> Machine<(CommitMessage, PkCompactStats)> {
+    Machine::once("PkCompactTask", move |io| async move {
+        let mut run = TaskRun::try_new(&ctx, &task)?;
+        match run.execute(&io).await {
+            Ok(out) => Ok(out),
+            Err(e) => {
+                for path in &run.written {
+                    // Best effort: the error at hand is the one to report.
+                    let _ = io.delete(path).await;
+                }
+                Err(e)
+            }
+        }
+    })
+}
+
+/// One execution of a task.
+struct TaskRun<'a> {
+    ctx: &'a PkCompactContext,
+    task: &'a PkCompactTask,
+    options: CoreOptions,
+    merge: MergeConfig,
+    key_types: Vec<DataType>,
+    /// `_KEY_` fields (not null), `_SEQUENCE_NUMBER`, `_VALUE_KIND`, the table's fields.
+    file_fields: Vec<DataField>,
+    plain_key_fields: Vec<DataField>,
+    file_schema: SchemaRef,
+    read_spec: Arc<FileReadSpec>,
+    name_prefix: String,
+    files_named: u32,
+    /// Keys (arrow-row bytes) of the first-row lookup files.
+    lookup_keys: Option<BTreeSet<Vec<u8>>>,
+    before: Vec<DataFileMeta>,
+    after: Vec<DataFileMeta>,
+    written: Vec<String>,
+    stats: PkCompactStats,
+}
+
+impl<'a> TaskRun<'a> {
+    fn try_new(ctx: &'a PkCompactContext, task: &'a PkCompactTask) -> Result<Self> {
+        let schema = &ctx.schema;
+        let options = schema.core_options();
+        let merge = MergeConfig::from_table_schema(schema)?;
+        let trimmed = schema.trimmed_primary_keys()?;
+        let mut plain_key_fields = Vec::new();
+        let mut file_fields = Vec::new();
+        for k in &trimmed {
+            let f = schema
+                .field(k)
+                .ok_or_else(|| Error::invalid(format!("primary key '{k}' is not a column")))?;
+            plain_key_fields.push(f.clone());
+            file_fields.push(DataField::new(
+                KEY_FIELD_ID_START + f.id,
+                format!("_KEY_{}", f.name),
+                f.data_type.with_nullable(false),
+            ));
+        }
+        let key_types: Vec<DataType> = file_fields.iter().map(|f| f.data_type.clone()).collect();
+        file_fields.push(DataField::new(
+            SEQUENCE_NUMBER_FIELD_ID,
+            "_SEQUENCE_NUMBER",
+            DataType::not_null(crate::spec::TypeKind::BigInt),
+        ));
+        file_fields.push(DataField::new(
+            VALUE_KIND_FIELD_ID,
+            "_VALUE_KIND",
+            DataType::not_null(crate::spec::TypeKind::TinyInt),
+        ));
+        file_fields.extend(schema.fields.iter().cloned());
+        let file_schema = crate::types::paimon_to_arrow_schema(&file_fields)?;
+        // Read layout: keys from their value columns (named _KEY_x), system columns, every
+        // table field.
+        let mut columns = Vec::new();
+        for f in &plain_key_fields {
+            let mut k = f.clone();
+            k.name = format!("_KEY_{}", f.name);
+            columns.push(FileColumn::Field(k));
+        }
+        columns.push(FileColumn::System(SEQUENCE_NUMBER));
+        columns.push(FileColumn::System(VALUE_KIND));
+        columns.extend(schema.fields.iter().cloned().map(FileColumn::Field));
+        let read_spec = Arc::new(FileReadSpec::try_new(columns)?);
+        let mut names = NameSource::new(ctx.seed);
+        let prefix = options
+            .get("data-file.prefix")
+            .unwrap_or("data-")
+            .to_owned();
+        let name_prefix = format!("{prefix}{}-", names.uuid());
+        Ok(TaskRun {
+            ctx,
+            task,
+            options,
+            merge,
+            key_types,
+            file_fields,
+            plain_key_fields,
+            file_schema,
+            read_spec,
+
+            name_prefix,
+            files_named: 0,
+            lookup_keys: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            written: Vec::new(),
+            stats: PkCompactStats::default(),
+        })
+    }
+
+    async fn execute<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+    ) -> Result<(CommitMessage, PkCompactStats)> {
+        let task = self.task;
+        if !task.lookup_files.is_empty() {
+            self.lookup_keys = Some(self.read_lookup_keys(io).await?);
+        }
+        if task.unit.file_rewrite {
+            for f in &task.unit.files {
+                self.rewrite(io, vec![vec![vec![f.clone()]]]).await?;
+            }
+        } else {
+            let sections = self.sections()?;
+            let mut candidate: Vec<Vec<Vec<DataFileMeta>>> = Vec::new();
+            for mut section in sections {
+                if section.len() > 1 {
+                    candidate.push(section);
+                    continue;
+                }
+                let Some(run) = section.pop() else {
+                    continue;
+                };
+                for f in run {
+                    if f.file_size < task.compaction_file_size {
+                        candidate.push(vec![vec![f]]);
+                    } else {
+                        self.flush_candidate(io, &mut candidate).await?;
+                        self.upgrade(io, f).await?;
+                    }
+                }
+            }
+            self.flush_candidate(io, &mut candidate).await?;
+        }
+        let message = CommitMessage {
+            partition: task.partition.clone(),
+            bucket: task.bucket,
+            total_buckets: task.total_buckets,
+            data_increment: Default::default(),
+            compact_increment: CompactIncrement {
+                compact_before: std::mem::take(&mut self.before),
+                compact_after: std::mem::take(&mut self.after),
+                ..CompactIncrement::default()
+            },
+        };
+        Ok((message, std::mem::take(&mut self.stats)))
+    }
+
+    /// The unit's files cut into sections of overlapping key ranges, each a list of sorted
+    /// runs.
+    fn sections(&self) -> Result<Vec<Vec<Vec<DataFileMeta>>>> {
+        let key_types: Vec<DataType> = self
+            .plain_key_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let mut keyed = Vec::with_capacity(self.task.unit.files.len());
+        for f in &self.task.unit.files {
+            keyed.push(KeyedFile {
+                min_key: decode_key(&f.min_key, &key_types)?,
+                max_key: decode_key(&f.max_key, &key_types)?,
+                file: f.clone(),
+            });
+        }
+        Ok(interval_partition(keyed)
+            .into_iter()
+            .map(|section| {
+                section
+                    .into_iter()
+                    .map(|run| run.into_iter().map(|k| k.file).collect())
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Rewrite the accumulated candidates; a single section of a single run is upgraded
+    /// file by file instead.
+    async fn flush_candidate<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+        candidate: &mut Vec<Vec<Vec<DataFileMeta>>>,
+    ) -> Result<()> {
+        if candidate.is_empty() {
+            return Ok(());
+        }
+        if candidate.len() == 1 && candidate[0].len() <= 1 {
+            let files = candidate
+                .pop()
+                .and_then(|mut s| s.pop())
+                .unwrap_or_default();
+            for f in files {
+                self.upgrade(io, f).await?;
+            }
+            return Ok(());
+        }
+        let sections = std::mem::take(candidate);
+        self.rewrite(io, sections).await
+    }
+
+    /// Move `f` to the output level, or rewrite it alone when the rules say so.
+    async fn upgrade<T: Send + 'static>(&mut self, io: &Io<T>, f: DataFileMeta) -> Result<()> {
+        let out = self.task.unit.output_level;
+        let format_changes = self.task.rewrite_level0_upgrades
+            && f.level == 0
+            && KvFileSpec::for_level(&self.options, out)?.format
+                != KvFileSpec::for_level(&self.options, 0)?.format;
+        if must_rewrite(self.task, &f) || format_changes {
+            return self.rewrite(io, vec![vec![vec![f]]]).await;
+        }
+        if f.level != out {
+            let mut up = f.clone();
+            up.level = out;
+            self.before.push(f);
+            self.after.push(up);
+            self.stats.upgraded_files += 1;
+        }
+        Ok(())
+    }
+
+    /// Merge `sections` (in key order) into rolling files at the output level.
+    async fn rewrite<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+        sections: Vec<Vec<Vec<DataFileMeta>>>,
+    ) -> Result<()> {
+        let out_level = self.task.unit.output_level;
+        let spec = KvFileSpec::for_level(&self.options, out_level)?;
+        let mut writer: Option<OpenOutput> = None;
+        let value_names: Vec<String> = self
+            .ctx
+            .schema
+            .fields
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        let output_columns: Vec<usize> = (0..value_names.len()).collect();
+        for section in &sections {
+            let runs: Vec<Box<dyn RunSource>> = section
+                .iter()
+                .map(|run| {
+                    let files = run
+                        .iter()
+                        .map(|f| {
+                            let schema = self.ctx.schemas.get(&f.schema_id).ok_or_else(|| {
+                                Error::invalid(format!(
+                                    "data file {} has schema id {} that was not loaded",
+                                    f.file_name, f.schema_id
+                                ))
+                            })?;
+                            Ok((
+                                f.path_in_bucket(&self.task.bucket_path),
+                                f.clone(),
+                                schema.clone(),
+                            ))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok(Box::new(CompactRunSource {
+                        io: io.clone(),
+                        spec: Arc::clone(&self.read_spec),
+                        files: files.into(),
+                        current: None,
+                        batch_size: self.ctx.batch_size,
+                    }) as Box<dyn RunSource>)
+                })
+                .collect::<Result<_>>()?;
+            let mut merge = MergeReader::try_new(
+                &self.merge,
+                Arc::clone(&self.read_spec.schema),
+                output_columns.clone(),
+                runs,
+                self.ctx.batch_size,
+            )?
+            .with_key_value_output(!self.task.drop_delete);
+            while let Some(batch) = merge.next_batch().await? {
+                let batch = self.filter_lookup(batch)?;
+                if batch.num_rows() == 0 {
+                    continue;
+                }
+                let batch =
+                    RecordBatch::try_new(Arc::clone(&self.file_schema), batch.columns().to_vec())
+                        .map_err(|e| Error::arrow("compaction: building an output batch", e))?;
+                if writer.is_none() {
+                    writer = Some(self.open_output(&spec, out_level)?);
+                }
+                if let Some(w) = writer.as_mut() {
+                    w.write(&batch, &self.key_types)?;
+                    if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
+                        && let Some(w) = writer.take()
+                    {
+                        self.close_output(io, w).await?;
+                    }
+                }
+            }
+        }
+        if let Some(w) = writer.take() {
+            self.close_output(io, w).await?;
+        }
+        for f in sections.into_iter().flatten().flatten() {
+            self.stats.rewritten_files += 1;
+            self.before.push(f);
+        }
+        Ok(())
+    }
+
+    /// First-row: drop records whose key lives in a level above the output.
+    fn filter_lookup(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let Some(keys) = &self.lookup_keys else {
+            return Ok(batch);
+        };
+        if keys.is_empty() {
+            return Ok(batch);
+        }
+        let k = self.key_types.len();
+        let conv = key_converter(&batch.schema(), k)?;
+        let rows = conv
+            .convert_columns(&batch.columns()[..k])
+            .map_err(|e| Error::arrow("compaction: converting keys", e))?;
+        let keep: arrow_array::BooleanArray = (0..batch.num_rows())
+            .map(|i| Some(!keys.contains(rows.row(i).as_ref())))
+            .collect();
+        arrow_select::filter::filter_record_batch(&batch, &keep)
+            .map_err(|e| Error::arrow("compaction: dropping keys of higher levels", e))
+    }
+
+    /// The keys of the lookup files (arrow-row bytes of the `_KEY_` columns).
+    async fn read_lookup_keys<T: Send + 'static>(&self, io: &Io<T>) -> Result<BTreeSet<Vec<u8>>> {
+        let k = self.key_types.len();
+        let columns: Vec<FileColumn> = self.read_spec.columns[..k].to_vec();
+        let spec = FileReadSpec::try_new(columns)?;
+        let conv = key_converter(&spec.schema, k)?;
+        let mut out = BTreeSet::new();
+        for f in &self.task.lookup_files {
+            let schema = self.ctx.schemas.get(&f.schema_id).ok_or_else(|| {
+                Error::invalid(format!(
+                    "data file {} has schema id {} that was not loaded",
+                    f.file_name, f.schema_id
+                ))
+            })?;
+            let path = f.path_in_bucket(&self.task.bucket_path);
+            let mut r =
+                FileRead::open(io, &path, f, schema, &spec, None, self.ctx.batch_size).await?;
+            while let Some(b) = r.next_batch(io).await? {
+                let rows = conv
+                    .convert_columns(b.columns())
+                    .map_err(|e| Error::arrow("compaction: converting lookup keys", e))?;
+                for i in 0..rows.num_rows() {
+                    out.insert(rows.row(i).as_ref().to_vec());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn open_output(&mut self, spec: &KvFileSpec, level: i32) -> Result<OpenOutput> {
+        let name = format!("{}{}.{}", self.name_prefix, self.files_named, spec.format);
+        self.files_named += 1;
+        let encoder = DataFileEncoder::try_new_with_compression(
+            &self.file_fields,
+            &spec.format,
+            &spec.compression,
+            &self.options,
+        )?;
+        let k = self.key_types.len();
+        let stats = StatsCollector::for_key_value(
+            &self.plain_key_fields,
+            &self.file_fields[k + 2..],
+            &self.options,
+            level,
+            false,
+        )?;
+        Ok(OpenOutput {
+            name,
+            encoder,
+            stats,
+            min_key: None,
+            max_key: None,
+            min_seq: i64::MAX,
+            max_seq: i64::MIN,
+            deletes: 0,
+            rows: 0,
+        })
+    }
+
+    async fn close_output<T: Send + 'static>(&mut self, io: &Io<T>, w: OpenOutput) -> Result<()> {
+        let (value_stats, value_stats_cols) = w.stats.finish()?;
+        let key_stats = w.stats.finish_key_stats()?;
+        let bytes = w.encoder.finish()?;
+        let meta = DataFileMeta {
+            file_name: w.name.clone(),
+            file_size: bytes.len() as i64,
+            row_count: w.rows,
+            min_key: w.min_key.unwrap_or_else(crate::spec::BinaryRow::empty),
+            max_key: w.max_key.unwrap_or_else(crate::spec::BinaryRow::empty),
+            key_stats,
+            value_stats: if w.rows == 0 {
+                SimpleStats::empty()
+            } else {
+                value_stats
+            },
+            min_sequence_number: if w.rows == 0 { 0 } else { w.min_seq },
+            max_sequence_number: if w.rows == 0 { 0 } else { w.max_seq },
+            schema_id: self.ctx.schema.id,
+            level: self.task.unit.output_level,
+            extra_files: Vec::new(),
+            creation_time_millis: Some(self.ctx.time_millis),
+            delete_row_count: Some(w.deletes),
+            embedded_index: None,
+            file_source: Some(FileSource::Compact),
+            value_stats_cols,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        };
+        let path = meta.path_in_bucket(&self.task.bucket_path);
+        if !io
+            .put(&path, Bytes::from(bytes), PutMode::CreateNew)
+            .await?
+        {
+            return Err(Error::invalid(format!(
+                "compaction output {path} already exists (file name collision)"
+            )));
+        }
+        self.written.push(path);
+        self.after.push(meta);
+        Ok(())
+    }
+}
+
+/// The arrow-row converter of the first `k` columns of `schema`.
+fn key_converter(schema: &SchemaRef, k: usize) -> Result<RowConverter> {
+    RowConverter::new(
+        schema.fields()[..k]
+            .iter()
+            .map(|f| SortField::new(f.data_type().clone()))
+            .collect(),
+    )
+    .map_err(|e| Error::arrow("compaction: primary key types", e))
+}
+
+/// An output file being written.
+struct OpenOutput {
+    name: String,
+    encoder: DataFileEncoder,
+    stats: StatsCollector,
+    min_key: Option<crate::spec::BinaryRow>,
+    max_key: Option<crate::spec::BinaryRow>,
+    min_seq: i64,
+    max_seq: i64,
+    deletes: i64,
+    rows: i64,
+}
+
+impl OpenOutput {
+    fn write(&mut self, batch: &RecordBatch, key_types: &[DataType]) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let k = key_types.len();
+        let key_cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
+        if self.min_key.is_none() {
+            self.min_key = Some(binary_row_at(&key_cols, key_types, 0)?);
+        }
+        self.max_key = Some(binary_row_at(&key_cols, key_types, n - 1)?);
+        let seq = batch.column(k).as_primitive::<Int64Type>();
+        for s in seq.values().iter() {
+            self.min_seq = self.min_seq.min(*s);
+            self.max_seq = self.max_seq.max(*s);
+        }
+        let kinds = batch.column(k + 1).as_primitive::<Int8Type>();
+        self.deletes += kinds
+            .values()
+            .iter()
+            .filter(|b| **b == 1 || **b == 3)
+            .count() as i64;
+        self.rows += n as i64;
+        self.stats.update(batch.columns())?;
+        self.encoder.write(batch)
+    }
+}
+
+/// A sorted run of a compaction, read file after file.
+struct CompactRunSource<T> {
+    io: Io<T>,
+    spec: Arc<FileReadSpec>,
+    files: std::collections::VecDeque<(String, DataFileMeta, TableSchema)>,
+    current: Option<FileRead>,
+    batch_size: usize,
+}
+
+impl<T: Send + 'static> RunSource for CompactRunSource<T> {
+    fn next_batch(&mut self) -> BoxFuture<'_, Result<Option<RecordBatch>>> {
+        Box::pin(async move {
+            loop {
+                if let Some(reader) = &mut self.current {
+                    if let Some(b) = reader.next_batch(&self.io).await? {
+                        return Ok(Some(b));
+                    }
+                    self.current = None;
+                }
+                let Some((path, file, schema)) = self.files.pop_front() else {
+                    return Ok(None);
+                };
+                self.current = Some(
+                    FileRead::open(
+                        &self.io,
+                        &path,
+                        &file,
+                        &schema,
+                        &self.spec,
+                        None,
+                        self.batch_size,
+                    )
+                    .await?,
+                );
+            }
+        })
+    }
+}

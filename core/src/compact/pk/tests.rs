@@ -1,0 +1,627 @@
+//! Unit tests of levels and the pickers. The expected picks follow Java's
+//! `UniversalCompactionTest` / `ForceUpLevel0CompactionTest` cases (same inputs, same
+//! answers, derived from Java's rules).
+
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use arrow_array::{Array, ArrayRef, Int8Array, Int32Array, Int64Array, RecordBatch};
+
+use super::levels::{LevelSortedRun, Levels, SortedRun};
+use super::strategy::{
+    CompactStrategy, EarlyFullCompaction, UniversalCompaction, pick_full_compaction,
+};
+use crate::merge::{MemoryRunSource, MergeConfig, MergeEngine, MergeReader, RunSource};
+use crate::spec::{BinaryRow, DataField, DataFileMeta, DataType, SimpleStats, TypeKind};
+
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn file(size: i64, level: i32) -> DataFileMeta {
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    DataFileMeta {
+        file_name: format!("f{n}.parquet"),
+        file_size: size,
+        row_count: 1,
+        min_key: BinaryRow::empty(),
+        max_key: BinaryRow::empty(),
+        key_stats: SimpleStats::empty(),
+        value_stats: SimpleStats::empty(),
+        min_sequence_number: 0,
+        max_sequence_number: 0,
+        schema_id: 0,
+        level,
+        extra_files: Vec::new(),
+        creation_time_millis: Some(0),
+        delete_row_count: Some(0),
+        embedded_index: None,
+        file_source: None,
+        value_stats_cols: None,
+        external_path: None,
+        first_row_id: None,
+        write_cols: None,
+        write_cols_sequences: None,
+    }
+}
+
+fn level(l: i32, size: i64) -> LevelSortedRun {
+    LevelSortedRun {
+        level: l,
+        run: SortedRun {
+            files: vec![file(size, l)],
+        },
+    }
+}
+
+fn level0(sizes: &[i64]) -> Vec<LevelSortedRun> {
+    sizes.iter().map(|s| level(0, *s)).collect()
+}
+
+fn sizes_of(files: &[DataFileMeta]) -> Vec<i64> {
+    files.iter().map(|f| f.file_size).collect()
+}
+
+fn universal(max_size_amp: i64, size_ratio: i64, trigger: usize) -> UniversalCompaction {
+    UniversalCompaction::new(max_size_amp, size_ratio, trigger)
+}
+
+#[test]
+fn output_level_of_create_unit() {
+    let c = universal(25, 1, 3);
+    let runs: Vec<LevelSortedRun> = [0, 0, 1, 3, 4].iter().map(|l| level(*l, 1)).collect();
+    let out: Vec<i32> = (1..=5)
+        .map(|n| c.create_unit(&runs, 5, n).output_level)
+        .collect();
+    assert_eq!(out, vec![1, 1, 2, 3, 5]);
+}
+
+#[test]
+fn pick_by_size_amp_ratio_and_run_count() {
+    let c = universal(25, 1, 3);
+    let pick = c.pick(3, &level0(&[1, 2, 3, 3])).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 2, 3, 3]);
+    assert_eq!(pick.output_level, 2);
+
+    let runs = vec![level(0, 1), level(1, 1), level(2, 1), level(3, 50)];
+    let pick = c.pick(4, &runs).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 1, 1]);
+    assert_eq!(pick.output_level, 2);
+
+    let runs = vec![level(0, 1), level(1, 2), level(2, 3), level(3, 50)];
+    let pick = c.pick(4, &runs).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 2, 3]);
+}
+
+#[test]
+fn no_output_level_0() {
+    let c = universal(25, 1, 3);
+    let pick = c
+        .pick(3, &[level(0, 1), level(0, 1), level(1, 1), level(2, 50)])
+        .unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 1, 1]);
+    assert_eq!(pick.output_level, 1);
+    let pick = c
+        .pick(3, &[level(0, 1), level(0, 2), level(1, 3), level(2, 50)])
+        .unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 2, 3]);
+
+    let c = universal(200, 1, 5);
+    let pick = c.pick(6, &level0(&[1, 1, 1, 1024, 1024 * 1024])).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 1, 1, 1024, 1024 * 1024]);
+    assert_eq!(pick.output_level, 5);
+}
+
+/// Java's `addSize`: a new run of size 1 in front.
+fn add_size(sizes: &[i64]) -> Vec<i64> {
+    let mut v = vec![1];
+    v.extend_from_slice(sizes);
+    v
+}
+
+#[test]
+fn size_amplification_sequence() {
+    let c = universal(25, 0, 1);
+    let expected: &[&[i64]] = &[
+        &[2],
+        &[3],
+        &[4],
+        &[1, 4],
+        &[6],
+        &[1, 6],
+        &[8],
+        &[1, 8],
+        &[1, 1, 8],
+        &[11],
+        &[1, 11],
+        &[1, 1, 11],
+        &[14],
+        &[1, 14],
+        &[1, 1, 14],
+        &[1, 1, 1, 14],
+        &[18],
+    ];
+    let mut sizes = vec![1];
+    for want in expected {
+        sizes = add_size(&sizes);
+        if let Some(unit) = c.pick_for_size_amp(3, &level0(&sizes)) {
+            sizes = vec![unit.files.iter().map(|f| f.file_size).sum()];
+        }
+        assert_eq!(&sizes, want);
+    }
+}
+
+/// Java's `pickForSizeRatio` helper: runs at levels 0, 1, 2, …; the picked sizes are
+/// replaced by their sum in front.
+fn pick_ratio(c: &UniversalCompaction, sizes: &[i64]) -> Vec<i64> {
+    let runs: Vec<LevelSortedRun> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| level(i as i32, *s))
+        .collect();
+    let Some(unit) = c.pick_for_size_ratio(sizes.len() as i32, &runs) else {
+        return sizes.to_vec();
+    };
+    let picked = sizes_of(&unit.files);
+    let mut rest = sizes.to_vec();
+    for p in &picked {
+        if let Some(i) = rest.iter().position(|s| s == p) {
+            rest.remove(i);
+        }
+    }
+    rest.insert(0, picked.iter().sum());
+    rest
+}
+
+#[test]
+fn size_ratio_sequence() {
+    let c = universal(25, 1, 5);
+    let expected: &[&[i64]] = &[
+        &[5],
+        &[1, 5],
+        &[1, 1, 5],
+        &[1, 1, 1, 5],
+        &[4, 5],
+        &[1, 4, 5],
+        &[1, 1, 4, 5],
+        &[3, 4, 5],
+        &[1, 3, 4, 5],
+        &[2, 3, 4, 5],
+        &[1, 2, 3, 4, 5],
+        &[16],
+        &[1, 16],
+        &[1, 1, 16],
+        &[1, 1, 1, 16],
+        &[4, 16],
+        &[1, 4, 16],
+        &[1, 1, 4, 16],
+        &[3, 4, 16],
+        &[1, 3, 4, 16],
+        &[2, 3, 4, 16],
+        &[1, 2, 3, 4, 16],
+        &[11, 16],
+    ];
+    let mut sizes = vec![1, 1, 1, 1];
+    for want in expected {
+        sizes = pick_ratio(&c, &add_size(&sizes));
+        assert_eq!(&sizes, want);
+    }
+}
+
+#[test]
+fn size_ratio_threshold() {
+    assert_eq!(
+        pick_ratio(&universal(25, 10, 2), &[8, 9, 10]),
+        vec![8, 9, 10]
+    );
+    assert_eq!(pick_ratio(&universal(25, 20, 2), &[8, 9, 10]), vec![27]);
+}
+
+#[test]
+fn off_peak_ratio_widens_size_ratio() {
+    let mut c = universal(25, 10, 2);
+    c.off_peak_ratio = 10;
+    assert_eq!(pick_ratio(&c, &[8, 9, 10]), vec![27]);
+}
+
+#[test]
+fn early_full_compaction() {
+    let runs = [level(0, 1), level(1, 3), level(2, 5)];
+    let mut c = universal(100, 1, 3);
+    // Never fully compacted: full compaction.
+    c.early_full = Some(EarlyFullCompaction {
+        interval_millis: Some(1000),
+        now_millis: 0,
+        ..Default::default()
+    });
+    assert_eq!(sizes_of(&c.pick(3, &runs).unwrap().files), vec![1, 3, 5]);
+    // Within the interval: nothing (size amplification 4 × 100 ≤ 100 × 5).
+    c.early_full = Some(EarlyFullCompaction {
+        interval_millis: Some(1000),
+        last_full_compaction_millis: Some(1000),
+        now_millis: 1500,
+        ..Default::default()
+    });
+    assert!(c.pick(3, &runs).is_none());
+    // Interval elapsed.
+    c.early_full = Some(EarlyFullCompaction {
+        interval_millis: Some(1000),
+        last_full_compaction_millis: Some(0),
+        now_millis: 1001,
+        ..Default::default()
+    });
+    assert_eq!(c.pick(3, &runs).unwrap().output_level, 2);
+    // Total size threshold.
+    c.early_full = Some(EarlyFullCompaction {
+        total_size_threshold: Some(10),
+        ..Default::default()
+    });
+    assert_eq!(sizes_of(&c.pick(3, &runs).unwrap().files), vec![1, 3, 5]);
+    assert!(
+        c.pick(3, &[level(0, 2), level(1, 6), level(2, 10)])
+            .is_none()
+    );
+    assert!(c.pick(3, &[level(3, 5)]).is_none());
+    // Incremental size threshold: runs not at the max level above 3 bytes.
+    c.early_full = Some(EarlyFullCompaction {
+        incremental_size_threshold: Some(3),
+        ..Default::default()
+    });
+    assert_eq!(c.pick(3, &runs).unwrap().files.len(), 3);
+}
+
+#[test]
+fn force_up_level0_lookup() {
+    let s = CompactStrategy::ForceUpLevel0 {
+        universal: universal(25, 1, 3),
+        max_interval: None,
+    };
+    let pick = s.pick(3, &level0(&[1, 2, 2, 2])).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 2, 2, 2]);
+    assert_eq!(pick.output_level, 2);
+    let pick = s.pick(3, &[level(0, 1), level(1, 2), level(2, 2)]).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 2, 2]);
+    assert_eq!(pick.output_level, 2);
+    let pick = s.pick(3, &[level(0, 1), level(2, 2)]).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1]);
+    assert_eq!(pick.output_level, 1);
+    // Nothing at level 0: nothing to force.
+    assert!(s.pick(3, &[level(1, 1), level(2, 200)]).is_none());
+}
+
+#[test]
+fn force_up_level0_gentle_one_trigger() {
+    // Gentle mode: one plan is one trigger; Java forces on the max-interval-th trigger.
+    let gentle = |n| CompactStrategy::ForceUpLevel0 {
+        universal: universal(25, 1, 5),
+        max_interval: Some(n),
+    };
+    assert!(gentle(5).pick(3, &level0(&[1, 2, 2, 2])).is_none());
+    let pick = gentle(1).pick(3, &level0(&[1, 2, 2, 2])).unwrap();
+    assert_eq!(sizes_of(&pick.files), vec![1, 2, 2, 2]);
+    assert_eq!(pick.output_level, 2);
+}
+
+#[test]
+fn full_compaction_picks() {
+    let runs = [level(0, 1), level(3, 10)];
+    let u = pick_full_compaction(6, &runs, false).unwrap();
+    assert_eq!(
+        (u.output_level, u.files.len(), u.file_rewrite),
+        (5, 2, false)
+    );
+    // A single max-level run: nothing, unless every file is rewritten.
+    let only_max = [level(5, 10)];
+    assert!(pick_full_compaction(6, &only_max, false).is_none());
+    let u = pick_full_compaction(6, &only_max, true).unwrap();
+    assert_eq!(
+        (u.output_level, u.files.len(), u.file_rewrite),
+        (5, 1, true)
+    );
+    assert!(pick_full_compaction(6, &[], false).is_none());
+    // A single run below the max level goes up.
+    let u = pick_full_compaction(6, &[level(2, 10)], false).unwrap();
+    assert_eq!(u.output_level, 5);
+}
+
+fn int_key(v: i32) -> BinaryRow {
+    crate::write::row::binary_row_at(
+        &[Arc::new(Int32Array::from(vec![v])) as ArrayRef],
+        &[DataType::not_null(TypeKind::Int)],
+        0,
+    )
+    .unwrap()
+}
+
+#[test]
+fn levels_order_runs() {
+    let mut a = file(10, 0);
+    a.max_sequence_number = 5;
+    a.min_sequence_number = 3;
+    let mut b = file(10, 0);
+    b.max_sequence_number = 9;
+    let mut c = file(10, 0);
+    c.max_sequence_number = 5;
+    c.min_sequence_number = 1;
+    let mut d = file(10, 2);
+    d.min_key = int_key(50);
+    let mut e = file(10, 2);
+    e.min_key = int_key(7);
+    let mut f = file(10, 4);
+    f.min_key = int_key(1);
+    let levels = Levels::try_new(
+        vec![
+            a.clone(),
+            b.clone(),
+            c.clone(),
+            d.clone(),
+            e.clone(),
+            f.clone(),
+        ],
+        3,
+        &[DataType::not_null(TypeKind::Int)],
+    )
+    .unwrap();
+    // A file at level 4 extends the levels to 5.
+    assert_eq!(levels.number_of_levels(), 5);
+    assert_eq!(levels.max_level(), 4);
+    assert_eq!(levels.non_empty_highest_level(), 4);
+    assert_eq!(levels.number_of_sorted_runs(), 5);
+    let runs = levels.level_sorted_runs();
+    let shape: Vec<(i32, Vec<String>)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r.level,
+                r.run.files.iter().map(|f| f.file_name.clone()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (0, vec![b.file_name.clone()]),
+            (0, vec![c.file_name.clone()]),
+            (0, vec![a.file_name.clone()]),
+            (2, vec![e.file_name.clone(), d.file_name.clone()]),
+            (4, vec![f.file_name.clone()]),
+        ]
+    );
+    let empty = Levels::try_new(Vec::new(), 6, &[]).unwrap();
+    assert_eq!(empty.non_empty_highest_level(), -1);
+    assert!(Levels::try_new(Vec::new(), 1, &[]).is_err());
+}
+
+fn poll_all(reader: &mut MergeReader) -> Vec<RecordBatch> {
+    let mut out = Vec::new();
+    loop {
+        let mut fut = std::pin::pin!(reader.next_batch());
+        match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(Some(b))) => out.push(b),
+            Poll::Ready(Ok(None)) => return out,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+/// The merge reader's key-value output: keys, sequence numbers and kinds of the merged
+/// records; retractions kept or dropped.
+#[test]
+fn merge_reader_key_value_output() {
+    let field = |id, name: &str, nullable| DataField {
+        id,
+        name: name.into(),
+        data_type: DataType {
+            nullable,
+            kind: TypeKind::Int,
+        },
+        description: None,
+        default_value: None,
+    };
+    for engine in [MergeEngine::Deduplicate, MergeEngine::PartialUpdate] {
+        let config = MergeConfig::new(
+            engine,
+            vec![field(0, "k", false), field(1, "v", true)],
+            vec!["k".into()],
+            vec![],
+        );
+        let read = config.read_fields(&["k".to_string(), "v".to_string()]);
+        let schema = config.input_schema(&read).unwrap();
+        let run = |k: Vec<i32>, seq: Vec<i64>, kind: Vec<i8>, v: Vec<Option<i32>>| {
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(Int32Array::from(k.clone())),
+                Arc::new(Int64Array::from(seq)),
+                Arc::new(Int8Array::from(kind)),
+                Arc::new(Int32Array::from(k)),
+                Arc::new(Int32Array::from(v)),
+            ];
+            let batch = RecordBatch::try_new(Arc::clone(&schema), cols).unwrap();
+            Box::new(MemoryRunSource::new([batch])) as Box<dyn RunSource>
+        };
+        for keep in [true, false] {
+            let runs = vec![
+                run(
+                    vec![1, 2, 3, 4],
+                    vec![0, 1, 2, 3],
+                    vec![0, 0, 0, 3],
+                    vec![Some(10), Some(20), Some(30), None],
+                ),
+                run(vec![2, 3], vec![5, 6], vec![2, 0], vec![Some(21), None]),
+            ];
+            let runs = if engine == MergeEngine::PartialUpdate {
+                // Partial update takes no deletes without its options: only adds.
+                vec![
+                    run(
+                        vec![1, 2, 3],
+                        vec![0, 1, 2],
+                        vec![0, 0, 0],
+                        vec![Some(10), Some(20), Some(30)],
+                    ),
+                    run(vec![2, 3], vec![5, 6], vec![2, 0], vec![Some(21), None]),
+                ]
+            } else {
+                runs
+            };
+            let mut reader =
+                MergeReader::try_new(&config, Arc::clone(&schema), vec![0, 1], runs, 2)
+                    .unwrap()
+                    .with_key_value_output(keep);
+            let batches = poll_all(&mut reader);
+            let batch = arrow_select::concat::concat_batches(&reader.schema(), &batches).unwrap();
+            let col = |i: usize| -> Vec<Option<i64>> {
+                let c = arrow_cast::cast(batch.column(i), &arrow_schema::DataType::Int64).unwrap();
+                let c = c.as_any().downcast_ref::<Int64Array>().unwrap();
+                c.iter().collect()
+            };
+            let names: Vec<String> = reader
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+            assert_eq!(
+                names,
+                ["_KEY_k", "_SEQUENCE_NUMBER", "_VALUE_KIND", "k", "v"]
+            );
+            match (engine, keep) {
+                (MergeEngine::Deduplicate, true) => {
+                    assert_eq!(col(0), [Some(1), Some(2), Some(3), Some(4)]);
+                    assert_eq!(col(1), [Some(0), Some(5), Some(6), Some(3)]);
+                    assert_eq!(col(2), [Some(0), Some(2), Some(0), Some(3)]);
+                    assert_eq!(col(4), [Some(10), Some(21), None, None]);
+                }
+                (MergeEngine::Deduplicate, false) => {
+                    assert_eq!(col(0), [Some(1), Some(2), Some(3)]);
+                    assert_eq!(col(1), [Some(0), Some(5), Some(6)]);
+                    assert_eq!(col(2), [Some(0), Some(2), Some(0)]);
+                }
+                _ => {
+                    // Partial update: computed rows get the last record's sequence and +I.
+                    assert_eq!(col(0), [Some(1), Some(2), Some(3)]);
+                    assert_eq!(col(1), [Some(0), Some(5), Some(6)]);
+                    assert_eq!(col(2), [Some(0), Some(0), Some(0)]);
+                    assert_eq!(col(4), [Some(10), Some(21), Some(30)]);
+                }
+            }
+        }
+    }
+}
+
+fn pk_schema(options: &str) -> crate::spec::TableSchema {
+    let json = format!(
+        r#"{{"fields": [{{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "primaryKeys": ["k"], "options": {{"bucket": "1"{options}}}}}"#
+    );
+    crate::write::create::new_table_schema(json.as_bytes(), 0).unwrap()
+}
+
+fn long_key(v: i64) -> BinaryRow {
+    crate::write::row::binary_row_at(
+        &[Arc::new(Int64Array::from(vec![v])) as ArrayRef],
+        &[DataType::not_null(TypeKind::BigInt)],
+        0,
+    )
+    .unwrap()
+}
+
+fn entry(size: i64, level: i32, keys: (i64, i64)) -> crate::spec::ManifestEntry {
+    let mut f = file(size, level);
+    f.min_key = long_key(keys.0);
+    f.max_key = long_key(keys.1);
+    crate::spec::ManifestEntry {
+        kind: crate::spec::FileKind::Add,
+        partition: BinaryRow::empty(),
+        bucket: 0,
+        total_buckets: 1,
+        file: f,
+    }
+}
+
+#[test]
+fn planner_rules_per_table_kind() {
+    use super::planner::{PkCompactRequest, plan_pk_compaction, plan_summary};
+    let entries = vec![entry(10, 0, (5, 8)), entry(1000, 5, (0, 100))];
+    let normal = PkCompactRequest::default();
+    let full = PkCompactRequest {
+        full: true,
+        ..Default::default()
+    };
+
+    // First-row: level 0 forced up below the max level, keys of the max level looked up,
+    // deletes kept, the level-0 file rewritten rather than moved.
+    let first_row = pk_schema(r#", "merge-engine": "first-row""#);
+    let tasks = plan_pk_compaction(&first_row, &entries, &normal).unwrap();
+    assert_eq!(tasks.len(), 1);
+    let t = &tasks[0];
+    assert_eq!(t.unit.output_level, 4);
+    assert_eq!(sizes_of(&t.unit.files), vec![10]);
+    assert!(!t.drop_delete);
+    assert_eq!(sizes_of(&t.lookup_files), vec![1000]);
+    assert!(t.rewrite_level0_upgrades);
+    assert!(!super::task::is_pure_upgrade(t));
+    assert_eq!(t.max_level, 5);
+    assert_eq!(t.bucket_path, "bucket-0");
+    // Tasks are serde values.
+    let json = serde_json::to_string(t).unwrap();
+    assert_eq!(
+        &serde_json::from_str::<super::PkCompactTask>(&json).unwrap(),
+        t
+    );
+
+    // Deduplicate: two runs are below the trigger; a full compaction takes both to the max
+    // level and drops deletes.
+    let dedup = pk_schema("");
+    assert!(
+        plan_pk_compaction(&dedup, &entries, &normal)
+            .unwrap()
+            .is_empty()
+    );
+    let tasks = plan_pk_compaction(&dedup, &entries, &full).unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].unit.output_level, 5);
+    assert!(tasks[0].drop_delete);
+    assert!(tasks[0].lookup_files.is_empty());
+    assert_eq!(tasks[0].compaction_file_size, (128 << 20) * 7 / 10);
+    // A single file below the max level only moves up (the plan says "upgrade").
+    let one = vec![entry(10, 3, (0, 1))];
+    let tasks = plan_pk_compaction(&dedup, &one, &full).unwrap();
+    let plan = plan_summary(&dedup, Some(7), &tasks).unwrap();
+    assert_eq!(plan.snapshot, Some(7));
+    assert_eq!(plan.units.len(), 1);
+    assert!(plan.units[0].upgrade);
+    assert_eq!(plan.units[0].output_level, Some(5));
+    // Bucket filter.
+    let other_bucket = PkCompactRequest {
+        full: true,
+        bucket: Some(1),
+        ..Default::default()
+    };
+    assert!(
+        plan_pk_compaction(&dedup, &entries, &other_bucket)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn unsupported_tables_are_named() {
+    use super::planner::{PkCompactRequest, plan_pk_compaction};
+    for (options, what) in [
+        (
+            r#", "deletion-vectors.enabled": "true""#,
+            "deletion vectors",
+        ),
+        (r#", "changelog-producer": "lookup""#, "changelog-producer"),
+        (
+            r#", "force-lookup": "true", "merge-engine": "aggregation""#,
+            "force-lookup",
+        ),
+        (r#", "record-level.expire-time": "1 d""#, "record-level"),
+    ] {
+        let e = plan_pk_compaction(&pk_schema(options), &[], &PkCompactRequest::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unsupported") && e.contains(what),
+            "{options}: {e}"
+        );
+    }
+}

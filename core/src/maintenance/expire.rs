@@ -1,0 +1,461 @@
+//! Expire snapshots and the changelog files they own.
+//!
+//! Source: Java `org.apache.paimon.table.ExpireSnapshotsImpl`,
+//! `org.apache.paimon.operation.SnapshotDeletion`, `org.apache.paimon.options.ExpireConfig`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bytes::Bytes;
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::io::{Io, Machine, PutMode};
+use crate::maintenance::duration::parse_duration_millis;
+use crate::maintenance::files::{
+    DataFileKey, TablePaths, data_file_key, delete_all, live_data_file_keys, manifest_skipping_set,
+    try_manifest_list, try_manifests, unused_metadata_files,
+};
+use crate::maintenance::{RemovedFile, total_bytes};
+use crate::scan::snapshot_resolver::{
+    EARLIEST_HINT, earliest_snapshot_id, latest_snapshot_id, list_tags, read_latest_schema,
+    try_read_snapshot,
+};
+use crate::spec::manifest::{FileKind, ManifestEntry};
+use crate::spec::options::CoreOptions;
+use crate::spec::snapshot::{Snapshot, encode_hint, snapshot_path};
+
+/// `snapshot.num-retained.min` default.
+const DEFAULT_RETAIN_MIN: i64 = 10;
+/// `snapshot.num-retained.max` default (Java `Integer.MAX_VALUE`).
+const DEFAULT_RETAIN_MAX: i64 = i32::MAX as i64;
+/// `snapshot.time-retained` default: one hour.
+const DEFAULT_TIME_RETAINED_MILLIS: i64 = 3_600_000;
+/// `snapshot.expire.limit` default.
+const DEFAULT_MAX_DELETES: i64 = 50;
+
+/// What to keep when expiring snapshots.
+///
+/// Source: Java `org.apache.paimon.options.ExpireConfig` (the snapshot half; a changelog
+/// lifecycle decoupled from the snapshots' is unsupported).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpireConfig {
+    /// `snapshot.num-retained.max`: snapshots beyond this many (newest first) expire
+    /// whatever their age.
+    pub retain_max: i64,
+    /// `snapshot.num-retained.min` (≥ 1): at least this many newest snapshots stay.
+    pub retain_min: i64,
+    /// `snapshot.time-retained` in milliseconds: a snapshot expires only once the snapshot
+    /// after it is older than this.
+    pub time_retained_millis: i64,
+    /// `snapshot.expire.limit`: at most this many snapshots expire in one call.
+    pub max_deletes: i64,
+    /// `consumer.changelog-only`: consumers do not protect snapshots.
+    pub consumer_changelog_only: bool,
+}
+
+impl Default for ExpireConfig {
+    fn default() -> Self {
+        ExpireConfig {
+            retain_max: DEFAULT_RETAIN_MAX,
+            retain_min: DEFAULT_RETAIN_MIN,
+            time_retained_millis: DEFAULT_TIME_RETAINED_MILLIS,
+            max_deletes: DEFAULT_MAX_DELETES,
+            consumer_changelog_only: false,
+        }
+    }
+}
+
+fn int_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
+    options
+        .get(key)
+        .map(|v| {
+            v.trim()
+                .parse::<i32>()
+                .map(i64::from)
+                .map_err(|_| Error::invalid(format!("option {key}: '{v}' is not a 32-bit integer")))
+        })
+        .transpose()
+}
+
+fn duration_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
+    options
+        .get(key)
+        .map(|v| parse_duration_millis(v).map_err(|e| Error::invalid(format!("option {key}: {e}"))))
+        .transpose()
+}
+
+impl ExpireConfig {
+    /// The configuration a table's options ask for (Java's defaults for unset keys).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a malformed value; [`Error::Unsupported`] when
+    /// `changelog.num-retained.max`/`.min` or `changelog.time-retained` ask to keep
+    /// changelogs longer than snapshots (Java's decoupled changelog lifecycle).
+    pub fn from_options(options: &CoreOptions) -> Result<Self> {
+        let config = ExpireConfig {
+            retain_max: int_option(options, "snapshot.num-retained.max")?
+                .unwrap_or(DEFAULT_RETAIN_MAX),
+            retain_min: int_option(options, "snapshot.num-retained.min")?
+                .unwrap_or(DEFAULT_RETAIN_MIN),
+            time_retained_millis: duration_option(options, "snapshot.time-retained")?
+                .unwrap_or(DEFAULT_TIME_RETAINED_MILLIS),
+            max_deletes: int_option(options, "snapshot.expire.limit")?
+                .unwrap_or(DEFAULT_MAX_DELETES),
+            consumer_changelog_only: match options.get("consumer.changelog-only") {
+                None => false,
+                Some(v) if v.trim().eq_ignore_ascii_case("true") => true,
+                Some(v) if v.trim().eq_ignore_ascii_case("false") => false,
+                Some(v) => {
+                    return Err(Error::invalid(format!(
+                        "option consumer.changelog-only: '{v}' is not true or false"
+                    )));
+                }
+            },
+        };
+        let decoupled = int_option(options, "changelog.num-retained.max")?
+            .is_some_and(|v| v > config.retain_max)
+            || int_option(options, "changelog.num-retained.min")?
+                .is_some_and(|v| v > config.retain_min)
+            || duration_option(options, "changelog.time-retained")?
+                .is_some_and(|v| v > config.time_retained_millis);
+        if decoupled {
+            return Err(Error::unsupported(
+                "expiring snapshots of a table whose changelog.num-retained.* or \
+                 changelog.time-retained keep changelogs longer than snapshots (decoupled \
+                 changelog lifecycle)",
+            ));
+        }
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.retain_min < 1 {
+            return Err(Error::invalid(format!(
+                "snapshot.num-retained.min must be at least 1, got {}",
+                self.retain_min
+            )));
+        }
+        if self.retain_max < self.retain_min {
+            return Err(Error::invalid(format!(
+                "snapshot.num-retained.max ({}) must not be less than snapshot.num-retained.min ({})",
+                self.retain_max, self.retain_min
+            )));
+        }
+        if self.max_deletes < 1 {
+            return Err(Error::invalid(format!(
+                "snapshot.expire.limit must be at least 1, got {}",
+                self.max_deletes
+            )));
+        }
+        if self.time_retained_millis < 0 {
+            return Err(Error::invalid(
+                "snapshot.time-retained must not be negative",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What an expire did (Java's `expire()` returns only the number of snapshots expired).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpireOutcome {
+    /// Ids of the snapshot files deleted, ascending.
+    pub expired_snapshots: Vec<i64>,
+    /// Data, changelog, manifest, index and statistics files deleted (snapshot files not
+    /// included).
+    pub deleted_files: Vec<RemovedFile>,
+    /// The earliest snapshot afterwards (`snapshot/EARLIEST`), `None` without snapshots.
+    pub earliest_snapshot: Option<i64>,
+}
+
+impl ExpireOutcome {
+    /// Known bytes of [`ExpireOutcome::deleted_files`].
+    pub fn deleted_bytes(&self) -> u64 {
+        total_bytes(&self.deleted_files)
+    }
+}
+
+/// A machine running [`expire_snapshots`].
+pub fn expire_machine(config: ExpireConfig, now_millis: i64) -> Machine<ExpireOutcome> {
+    Machine::once("ExpireSnapshots", move |io| async move {
+        expire_snapshots(&io, &config, now_millis).await
+    })
+}
+
+/// The smallest `nextSnapshot` of the consumers in `consumer/`, `None` without consumers.
+async fn min_consumer_next_snapshot<T>(io: &Io<T>) -> Result<Option<i64>> {
+    let Some(objects) = io.list("consumer/").await? else {
+        return Err(Error::unsupported(
+            "expiring snapshots needs a store that can list files (consumer/)",
+        ));
+    };
+    let names: Vec<&str> = objects
+        .iter()
+        .filter(|o| {
+            o.path
+                .strip_prefix("consumer/consumer-")
+                .is_some_and(|n| !n.is_empty() && !n.contains('/'))
+        })
+        .map(|o| o.path.as_str())
+        .collect();
+    let reads = join_all(names.iter().map(|p| io.read_opt(p, None))).await;
+    let mut min: Option<i64> = None;
+    for (path, read) in names.iter().zip(reads) {
+        let Some(bytes) = read? else { continue };
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(*path, "consumer", e.to_string()))?;
+        let next = value
+            .get("nextSnapshot")
+            .and_then(serde_json::Value::as_i64)
+            .ok_or_else(|| Error::corrupt(*path, "consumer", "no integer nextSnapshot"))?;
+        min = Some(min.map_or(next, |m| m.min(next)));
+    }
+    Ok(min)
+}
+
+/// Expire snapshots as Java's `ExpireSnapshotsImpl.expire` does.
+///
+/// Keeps the newest `retain_min` snapshots, expires snapshots beyond the newest
+/// `retain_max`, and in between expires a snapshot only when the snapshot after it is older
+/// than `now_millis - time_retained_millis`; consumers (`consumer/consumer-*`) protect their
+/// `nextSnapshot` and later (unless `consumer_changelog_only`); at most `max_deletes` go at
+/// once. Files used by a tag are kept. See the [module docs](crate::maintenance) for the
+/// order of deletes.
+///
+/// Rounds: `snapshot/LATEST` / `EARLIEST` probing; the candidate snapshots; the schema; the
+/// tags; delta manifests of expired snapshots and live files of the tags that protect them;
+/// the deletes of data and changelog files; manifest lists of the kept snapshots and tags;
+/// metadata deletes; one delete per snapshot file (ascending); `Put snapshot/EARLIEST`.
+///
+/// # Errors
+/// [`Error::Invalid`] for an inconsistent configuration; [`Error::Unsupported`] when the
+/// host cannot list (tags and consumers need it); [`Error::Io`] for a failed read or delete
+/// (an unreadable manifest of an expired snapshot is skipped, as Java does, leaving its
+/// files to the orphan clean).
+pub async fn expire_snapshots<T>(
+    io: &Io<T>,
+    config: &ExpireConfig,
+    now_millis: i64,
+) -> Result<ExpireOutcome> {
+    config.check()?;
+    let Some(latest) = latest_snapshot_id(io).await? else {
+        return Ok(ExpireOutcome::default());
+    };
+    let Some(earliest) = earliest_snapshot_id(io).await? else {
+        return Ok(ExpireOutcome::default());
+    };
+    let min = latest
+        .saturating_sub(config.retain_max)
+        .saturating_add(1)
+        .max(earliest);
+    let mut max_exclusive = latest.saturating_sub(config.retain_min).saturating_add(1);
+    if !config.consumer_changelog_only
+        && let Some(next) = min_consumer_next_snapshot(io).await?
+    {
+        max_exclusive = max_exclusive.min(next);
+    }
+    max_exclusive = max_exclusive.min(earliest.saturating_add(config.max_deletes));
+    let older_than = now_millis.saturating_sub(config.time_retained_millis);
+
+    let mut end = max_exclusive;
+    if min < max_exclusive {
+        let nexts = join_all((min..max_exclusive).map(|id| try_read_snapshot(io, id + 1))).await;
+        for (id, next) in (min..max_exclusive).zip(nexts) {
+            if let Some(next) = next?
+                && older_than <= next.time_millis
+            {
+                end = id;
+                break;
+            }
+        }
+    }
+    expire_until(io, earliest, end).await
+}
+
+/// Expire snapshots `[earliest, end_exclusive)` (Java `expireUntil`).
+async fn expire_until<T>(io: &Io<T>, earliest: i64, end_exclusive: i64) -> Result<ExpireOutcome> {
+    if end_exclusive <= earliest {
+        if io.head(EARLIEST_HINT).await?.is_none() {
+            put_earliest_hint(io, earliest).await?;
+        }
+        return Ok(ExpireOutcome {
+            earliest_snapshot: Some(earliest),
+            ..ExpireOutcome::default()
+        });
+    }
+    let reads = join_all((earliest..=end_exclusive).map(|id| try_read_snapshot(io, id))).await;
+    let mut including_end = Vec::new();
+    for r in reads {
+        if let Some(s) = r? {
+            including_end.push(s);
+        }
+    }
+    let Some(begin) = including_end.first().map(|s| s.id) else {
+        return Ok(ExpireOutcome::default());
+    };
+    let excluding_end: Vec<&Snapshot> = including_end
+        .iter()
+        .filter(|s| s.id != end_exclusive)
+        .collect();
+    let schema = read_latest_schema(io)
+        .await?
+        .ok_or_else(|| Error::invalid("no table here: schema/ holds no schema file"))?;
+    let paths = TablePaths::new(&schema)?;
+    let tagged = tagged_snapshots(io).await?;
+
+    // Data files deleted by the snapshots (begin, end]: not used by the newer snapshots, so
+    // only the nearest older tag can still need them.
+    let nearest_tag = |id: i64| tagged.iter().rev().find(|t| t.id < id);
+    let mut tag_ids: BTreeSet<i64> = BTreeSet::new();
+    for s in including_end.iter().filter(|s| s.id != begin) {
+        if let Some(t) = nearest_tag(s.id) {
+            tag_ids.insert(t.id);
+        }
+    }
+    let tag_list: Vec<&Snapshot> = tagged.iter().filter(|t| tag_ids.contains(&t.id)).collect();
+    let tag_files = join_all(tag_list.iter().map(|t| live_data_file_keys(io, t))).await;
+    // A tag whose files cannot be read protects everything of the snapshots after it.
+    let skippers: BTreeMap<i64, Option<BTreeSet<DataFileKey>>> = tag_list
+        .iter()
+        .zip(tag_files)
+        .map(|(t, r)| (t.id, r.ok()))
+        .collect();
+    let expiring: Vec<&Snapshot> = including_end.iter().filter(|s| s.id != begin).collect();
+    let planned = join_all(expiring.iter().map(|s| deleted_in_delta(io, s))).await;
+    let mut data_files: Vec<RemovedFile> = Vec::new();
+    let mut seen_paths: BTreeSet<String> = BTreeSet::new();
+    for (s, deleted) in expiring.iter().zip(planned) {
+        let skip = match nearest_tag(s.id) {
+            None => None,
+            Some(t) => match skippers.get(&t.id) {
+                Some(Some(set)) => Some(set),
+                _ => continue,
+            },
+        };
+        for e in deleted? {
+            if skip.is_some_and(|set| set.contains(&data_file_key(&e))) {
+                continue;
+            }
+            for f in paths.data_files(&e)? {
+                if seen_paths.insert(f.path.clone()) {
+                    data_files.push(f);
+                }
+            }
+        }
+    }
+    // Changelog files of the expired snapshots.
+    let changelogs = join_all(excluding_end.iter().map(|s| added_in_changelog(io, s))).await;
+    for entries in changelogs {
+        for e in entries? {
+            for f in paths.data_files(&e)?.into_iter().take(1) {
+                if seen_paths.insert(f.path.clone()) {
+                    data_files.push(f);
+                }
+            }
+        }
+    }
+    delete_all(io, &data_files).await?;
+    let mut outcome = ExpireOutcome {
+        deleted_files: data_files,
+        ..ExpireOutcome::default()
+    };
+
+    let Some(last) = including_end.last() else {
+        return Ok(outcome);
+    };
+    if last.id != end_exclusive {
+        // The end snapshot vanished (another expire runs): stop here, as Java does.
+        return Ok(outcome);
+    }
+    // Manifests, index files and statistics not used by the end snapshot or any older tag.
+    let mut keep: Vec<&Snapshot> = tagged.iter().filter(|t| t.id < end_exclusive).collect();
+    keep.push(last);
+    let sets = join_all(keep.iter().map(|s| manifest_skipping_set(io, s))).await;
+    let mut skipping: Option<BTreeSet<String>> = Some(BTreeSet::new());
+    for set in sets {
+        match (set, skipping.as_mut()) {
+            (Ok(set), Some(all)) => all.extend(set),
+            _ => skipping = None,
+        }
+    }
+    if let Some(mut seen) = skipping {
+        let mut metadata = Vec::new();
+        for s in &excluding_end {
+            metadata.extend(unused_metadata_files(io, &paths, s, true, &mut seen).await?);
+        }
+        delete_all(io, &metadata).await?;
+        outcome.deleted_files.extend(metadata);
+    }
+    for s in &excluding_end {
+        io.delete(&snapshot_path(s.id)).await?;
+        outcome.expired_snapshots.push(s.id);
+    }
+    put_earliest_hint(io, end_exclusive).await?;
+    outcome.earliest_snapshot = Some(end_exclusive);
+    Ok(outcome)
+}
+
+async fn put_earliest_hint<T>(io: &Io<T>, id: i64) -> Result<()> {
+    io.put(
+        EARLIEST_HINT,
+        Bytes::from(encode_hint(id)),
+        PutMode::Overwrite,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Every tagged snapshot, by id, one per id.
+pub(crate) async fn tagged_snapshots<T>(io: &Io<T>) -> Result<Vec<Snapshot>> {
+    let mut out: Vec<Snapshot> = Vec::new();
+    for (_, tag) in list_tags(io).await? {
+        if out.last().is_none_or(|s| s.id != tag.snapshot.id) {
+            out.push(tag.snapshot);
+        }
+    }
+    Ok(out)
+}
+
+/// The entries a snapshot's delta manifests delete and do not add back (a file that is
+/// both deleted and added in one delta, e.g. upgraded to another level, stays). Nothing when
+/// the delta manifests are gone (as Java: cleaned already).
+async fn deleted_in_delta<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
+    let Some(metas) = try_manifest_list(io, &snapshot.delta_manifest_list).await? else {
+        return Ok(Vec::new());
+    };
+    let Some(entries) = try_manifests(io, &metas).await? else {
+        return Ok(Vec::new());
+    };
+    let added: BTreeSet<DataFileKey> = entries
+        .iter()
+        .filter(|e| e.kind == FileKind::Add)
+        .map(data_file_key)
+        .collect();
+    let mut seen = BTreeSet::new();
+    Ok(entries
+        .into_iter()
+        .filter(|e| e.kind == FileKind::Delete)
+        .filter(|e| {
+            let key = data_file_key(e);
+            !added.contains(&key) && seen.insert(key)
+        })
+        .collect())
+}
+
+/// The files a snapshot's changelog manifests add (nothing when they are gone).
+async fn added_in_changelog<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
+    let Some(list) = &snapshot.changelog_manifest_list else {
+        return Ok(Vec::new());
+    };
+    let Some(metas) = try_manifest_list(io, list).await? else {
+        return Ok(Vec::new());
+    };
+    let Some(entries) = try_manifests(io, &metas).await? else {
+        return Ok(Vec::new());
+    };
+    Ok(entries
+        .into_iter()
+        .filter(|e| e.kind == FileKind::Add)
+        .collect())
+}

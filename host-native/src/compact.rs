@@ -1,0 +1,434 @@
+//! Compaction of primary-key tables from the host: plan on the latest snapshot, run the
+//! bucket tasks concurrently, commit their messages as one `COMPACT` snapshot.
+//!
+//! ```no_run
+//! # async fn demo() -> paimon_native::Result<()> {
+//! use paimon_native::Table;
+//! use paimon_native::compact::CompactOptions;
+//! let table = Table::open("file:///tmp/warehouse/db.db/t").await?;
+//! let plan = table.plan_compaction(true).await?;
+//! println!("{} units", plan.units.len());
+//! let report = table.compact(CompactOptions { full: true, ..Default::default() }).await?;
+//! println!("snapshot {:?}", report.snapshot);
+//! # Ok(()) }
+//! ```
+//!
+//! Tables without primary key go to [`crate::compact_append`] (append and data-evolution
+//! compaction, Java's append and data-evolution coordinators), reported in the same shape
+//! (output level 0, one entry per task).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde::Serialize;
+
+use paimon_kernel::commit::CommitMessage;
+use paimon_kernel::compact::CompactionPlan;
+use paimon_kernel::compact::pk::{
+    PkCompactContext, PkCompactRequest, PkCompactStats, PkCompactTask, compact_task_machine,
+    plan_pk_compaction, plan_summary,
+};
+use paimon_kernel::spec::{DataFileMeta, ManifestEntry};
+
+use crate::error::{Error, Result};
+use crate::table::Table;
+use crate::write::{now_millis, random_seed};
+
+/// Bucket tasks run at the same time.
+const TASK_CONCURRENCY: usize = 4;
+
+/// What [`Table::compact`] compacts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactOptions {
+    /// Full compaction: every sorted run of a bucket to the max level. Otherwise the
+    /// table's strategy (universal compaction; forced level-0 compaction for lookup tables)
+    /// picks per bucket, as one trigger of Java's compaction.
+    pub full: bool,
+    /// Only partitions matching `key → value` (text; the table's `partition.default-name`
+    /// means NULL); empty: every partition.
+    pub partition: BTreeMap<String, String>,
+    /// Only this bucket.
+    pub bucket: Option<i32>,
+    /// Commit user (default: a random UUID).
+    pub commit_user: Option<String>,
+}
+
+/// What [`Table::compact`] did to one bucket.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BucketCompaction {
+    /// Partition values by key (JSON; empty for unpartitioned tables).
+    pub partition: serde_json::Map<String, serde_json::Value>,
+    /// The bucket.
+    pub bucket: i32,
+    /// The output level.
+    pub output_level: i32,
+    /// Input files (rewritten or upgraded).
+    pub files_in: usize,
+    /// Σ size of the input files, bytes.
+    pub bytes_in: i64,
+    /// Output files (new files and upgraded files at their new level).
+    pub files_out: usize,
+    /// Σ size of the outputs, bytes.
+    pub bytes_out: i64,
+    /// Files moved to the output level without a rewrite.
+    pub upgraded_files: usize,
+    /// Files read and rewritten.
+    pub rewritten_files: usize,
+    /// Files per level after the compaction (level → count), this bucket's.
+    pub levels_after: BTreeMap<i32, usize>,
+}
+
+/// What [`Table::compact`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CompactReport {
+    /// The snapshot compacted.
+    pub base_snapshot: Option<i64>,
+    /// The `COMPACT` snapshot committed (`None` when there was nothing to compact).
+    pub snapshot: Option<i64>,
+    /// One entry per compacted bucket, in (partition, bucket) order.
+    pub buckets: Vec<BucketCompaction>,
+}
+
+impl Table {
+    /// The compaction a [`Table::compact`] with `full` would do now: one unit per bucket.
+    ///
+    /// # Errors
+    /// Reading the snapshot; `Unsupported` for primary-key features whose
+    /// compaction is not implemented (deletion vectors, changelog-producer lookup /
+    /// full-compaction, postpone buckets).
+    pub async fn plan_compaction(&self, full: bool) -> Result<CompactionPlan> {
+        if !self.schema().await?.is_primary_key_table() {
+            return crate::compact_append::plan(self, full).await;
+        }
+        let (plan, _, _) = self
+            .plan_tasks(&CompactOptions {
+                full,
+                ..Default::default()
+            })
+            .await?;
+        Ok(plan)
+    }
+
+    /// [`Table::compact`] of an append or data-evolution table
+    /// ([`crate::compact_append::run`]), reported per task (output level 0).
+    async fn compact_append(&self, options: CompactOptions) -> Result<CompactReport> {
+        let report = crate::compact_append::run(
+            self,
+            &crate::compact_append::AppendCompactOptions {
+                full: options.full,
+                partition: if options.partition.is_empty() {
+                    None
+                } else {
+                    Some(options.partition.into_iter().collect())
+                },
+                bucket: options.bucket,
+            },
+        )
+        .await?;
+        Ok(CompactReport {
+            base_snapshot: report.planned_on,
+            snapshot: report.snapshot_id,
+            buckets: report
+                .tasks
+                .into_iter()
+                .map(|t| BucketCompaction {
+                    partition: t.partition,
+                    bucket: t.bucket,
+                    output_level: 0,
+                    files_in: t.files_in.len(),
+                    bytes_in: t.bytes_in,
+                    files_out: t.files_out.len(),
+                    bytes_out: t.bytes_out,
+                    upgraded_files: 0,
+                    rewritten_files: t.files_in.len(),
+                    levels_after: BTreeMap::new(),
+                })
+                .collect(),
+        })
+    }
+
+    async fn plan_tasks(
+        &self,
+        options: &CompactOptions,
+    ) -> Result<(CompactionPlan, Vec<PkCompactTask>, Option<PlanInputs>)> {
+        let context = format!("planning the compaction of table {}", self.location());
+        let schema = self.schema().await?;
+        paimon_kernel::compact::pk::check_supported(&schema)
+            .map_err(|e| Error::kernel(&context, e))?;
+        let Some(files) = self.scan().data_files().await? else {
+            return Ok((CompactionPlan::default(), Vec::new(), None));
+        };
+        let request = PkCompactRequest {
+            full: options.full,
+            partition: options.partition.clone(),
+            bucket: options.bucket,
+            now_millis: now_millis(),
+        };
+        let tasks = plan_pk_compaction(&files.schema, &files.entries, &request)
+            .map_err(|e| Error::kernel(&context, e))?;
+        let plan = plan_summary(&files.schema, Some(files.snapshot.id), &tasks)
+            .map_err(|e| Error::kernel(&context, e))?;
+        Ok((
+            plan,
+            tasks,
+            Some(PlanInputs {
+                snapshot: files.snapshot.id,
+                schema: files.schema,
+                schemas: files.schemas,
+                entries: files.entries,
+            }),
+        ))
+    }
+
+    /// Compact the table: plan on the latest snapshot, run every bucket's task (inputs
+    /// merged with the table's merge engine, outputs written at the output level), commit
+    /// the results as one `COMPACT` snapshot. Nothing to compact: no commit, an empty
+    /// report.
+    ///
+    /// # Errors
+    /// As [`Table::plan_compaction`]; read, merge and write errors of a task (its outputs
+    /// are deleted); commit errors, e.g. `CommitConflict` when a concurrent commit removed
+    /// an input file (the outputs are deleted, nothing is visible).
+    pub async fn compact(&self, options: CompactOptions) -> Result<CompactReport> {
+        if !self.schema().await?.is_primary_key_table() {
+            return self.compact_append(options).await;
+        }
+        let (plan, tasks, inputs) = self.plan_tasks(&options).await?;
+        let Some(inputs) = inputs else {
+            return Ok(CompactReport::default());
+        };
+        if tasks.is_empty() {
+            return Ok(CompactReport {
+                base_snapshot: Some(inputs.snapshot),
+                ..Default::default()
+            });
+        }
+        let (messages, stats) = self
+            .run_compact_tasks(&tasks, &inputs.schema, &inputs.schemas)
+            .await?;
+        let commit = self.new_commit(options.commit_user.clone());
+        let outcome = match commit.commit(messages.clone()).await {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = commit.abort(messages).await;
+                return Err(e);
+            }
+        };
+        let mut buckets = Vec::new();
+        for ((unit, m), s) in plan_units(&plan, &tasks)
+            .into_iter()
+            .zip(&messages)
+            .zip(stats)
+        {
+            let c = &m.compact_increment;
+            let size = |v: &[DataFileMeta]| v.iter().map(|f| f.file_size).sum::<i64>();
+            let levels_after = levels_after(&inputs.entries, m);
+            buckets.push(BucketCompaction {
+                partition: unit.0,
+                bucket: m.bucket,
+                output_level: unit.1,
+                files_in: c.compact_before.len(),
+                bytes_in: size(&c.compact_before),
+                files_out: c.compact_after.len(),
+                bytes_out: size(&c.compact_after),
+                upgraded_files: s.upgraded_files,
+                rewritten_files: s.rewritten_files,
+                levels_after,
+            });
+        }
+        Ok(CompactReport {
+            base_snapshot: Some(inputs.snapshot),
+            snapshot: outcome.snapshot_ids.last().copied(),
+            buckets,
+        })
+    }
+}
+
+impl Table {
+    /// Run `tasks` concurrently; on a failure, delete the outputs of the tasks that
+    /// finished and return the first error.
+    async fn run_compact_tasks(
+        &self,
+        tasks: &[PkCompactTask],
+        schema: &paimon_kernel::spec::TableSchema,
+        schemas: &BTreeMap<i64, paimon_kernel::spec::TableSchema>,
+    ) -> Result<(Vec<CommitMessage>, Vec<PkCompactStats>)> {
+        let time_millis = now_millis();
+        let host = self.host().clone();
+        let location = self.location().to_owned();
+        let outcomes: Vec<Result<(CommitMessage, PkCompactStats)>> =
+            futures::stream::iter(tasks.iter().cloned().map(|task| {
+                let ctx = Arc::new(PkCompactContext {
+                    schema: schema.clone(),
+                    schemas: schemas.clone(),
+                    seed: random_seed(),
+                    time_millis,
+                    batch_size: paimon_kernel::read::DEFAULT_BATCH_SIZE,
+                });
+                let host = host.clone();
+                let what = format!("compacting bucket {} of table {location}", task.bucket);
+                async move {
+                    let machine = compact_task_machine(ctx, task).describe(what);
+                    host.run_once(machine).await
+                }
+            }))
+            .buffered(TASK_CONCURRENCY)
+            .collect()
+            .await;
+        let mut messages = Vec::new();
+        let mut stats = Vec::new();
+        let mut failure = None;
+        for o in outcomes {
+            match o {
+                Ok((m, s)) => {
+                    messages.push(m);
+                    stats.push(s);
+                }
+                Err(e) if failure.is_none() => failure = Some(e),
+                Err(_) => {}
+            }
+        }
+        if let Some(e) = failure {
+            let _ = self.new_commit(None).abort(messages).await;
+            return Err(e);
+        }
+        Ok((messages, stats))
+    }
+}
+
+/// Level-0 compaction of a batch write to a first-row table, before its commit.
+///
+/// Java's batch writers of lookup tables wait at `prepareCommit` until level 0 is
+/// compacted (`MergeTreeCompactManager#compactNotCompleted`), because batch reads of
+/// first-row tables skip level 0: without it a first-row table written by a batch job
+/// would read empty. For each bucket the write touched, the bucket's live files plus the
+/// write's new level-0 files are planned with the table's strategy (first-row forces level
+/// 0 up) and compacted; the compact increment goes into the bucket's message (the new
+/// files appear in `new_files` and `compact_before`: the commit publishes an `APPEND` and a
+/// `COMPACT` snapshot). Other tables: `messages` unchanged.
+///
+/// Returns the messages and the paths of the compaction outputs (for an abort).
+///
+/// # Errors
+/// Reading the table's files, compaction task errors (their outputs are deleted).
+pub(crate) async fn compact_level0_after_write(
+    table: &Table,
+    mut messages: Vec<CommitMessage>,
+) -> Result<(Vec<CommitMessage>, Vec<String>)> {
+    use paimon_kernel::spec::{FileKind, MergeEngine};
+    let context = format!(
+        "compacting level 0 of a write to table {}",
+        table.location()
+    );
+    let schema = table.schema().await?;
+    let options = schema.core_options();
+    let first_row = schema.is_primary_key_table()
+        && options
+            .merge_engine()
+            .map_err(|e| Error::kernel(&context, e))?
+            == MergeEngine::FirstRow
+        && options.bucket().map_err(|e| Error::kernel(&context, e))?
+            != paimon_kernel::write::postpone::POSTPONE_BUCKET;
+    if !first_row
+        || messages
+            .iter()
+            .all(|m| m.data_increment.new_files.is_empty())
+    {
+        return Ok((messages, Vec::new()));
+    }
+    let (mut entries, mut schemas) = match table.scan().data_files().await? {
+        Some(f) => (f.entries, f.schemas),
+        None => (Vec::new(), BTreeMap::new()),
+    };
+    schemas.insert(schema.id, schema.clone());
+    let touched: Vec<(Vec<u8>, i32)> = messages
+        .iter()
+        .filter(|m| !m.data_increment.new_files.is_empty())
+        .map(|m| (m.partition.to_serialized(), m.bucket))
+        .collect();
+    entries.retain(|e| touched.contains(&(e.partition.to_serialized(), e.bucket)));
+    for m in &messages {
+        for f in &m.data_increment.new_files {
+            entries.push(ManifestEntry {
+                kind: FileKind::Add,
+                partition: m.partition.clone(),
+                bucket: m.bucket,
+                total_buckets: m.total_buckets.unwrap_or(-1),
+                file: f.clone(),
+            });
+        }
+    }
+    let request = PkCompactRequest {
+        now_millis: now_millis(),
+        ..Default::default()
+    };
+    let tasks =
+        plan_pk_compaction(&schema, &entries, &request).map_err(|e| Error::kernel(&context, e))?;
+    let (results, _) = table.run_compact_tasks(&tasks, &schema, &schemas).await?;
+    let mut outputs = Vec::new();
+    for (task, r) in tasks.iter().zip(results) {
+        let c = r.compact_increment;
+        for f in &c.compact_after {
+            if !c.compact_before.iter().any(|b| b.file_name == f.file_name) {
+                outputs.push(f.path_in_bucket(&task.bucket_path));
+            }
+        }
+        if let Some(m) = messages
+            .iter_mut()
+            .find(|m| m.partition == r.partition && m.bucket == r.bucket)
+        {
+            m.compact_increment = c;
+        }
+    }
+    Ok((messages, outputs))
+}
+
+/// What planning read, kept for running the tasks.
+struct PlanInputs {
+    snapshot: i64,
+    schema: paimon_kernel::spec::TableSchema,
+    schemas: BTreeMap<i64, paimon_kernel::spec::TableSchema>,
+    entries: Vec<ManifestEntry>,
+}
+
+/// (partition JSON, output level) of each task, in task order.
+fn plan_units(
+    plan: &CompactionPlan,
+    tasks: &[PkCompactTask],
+) -> Vec<(serde_json::Map<String, serde_json::Value>, i32)> {
+    tasks
+        .iter()
+        .map(|t| {
+            let first = t.unit.files.iter().map(|f| f.file_name.as_str()).min();
+            let partition = plan
+                .units
+                .iter()
+                .find(|u| u.bucket == t.bucket && u.files.first().map(String::as_str) == first)
+                .map(|u| u.partition.clone())
+                .unwrap_or_default();
+            (partition, t.unit.output_level)
+        })
+        .collect()
+}
+
+/// Files per level of the message's bucket after applying it to `entries`.
+fn levels_after(entries: &[ManifestEntry], m: &CommitMessage) -> BTreeMap<i32, usize> {
+    let c = &m.compact_increment;
+    let key = |f: &DataFileMeta| (f.file_name.clone(), f.level);
+    let removed: Vec<(String, i32)> = c.compact_before.iter().map(key).collect();
+    let mut out = BTreeMap::new();
+    for e in entries {
+        if e.bucket != m.bucket || e.partition != m.partition {
+            continue;
+        }
+        if removed.contains(&key(&e.file)) {
+            continue;
+        }
+        *out.entry(e.file.level).or_insert(0) += 1;
+    }
+    for f in &c.compact_after {
+        *out.entry(f.level).or_insert(0) += 1;
+    }
+    out
+}

@@ -1,0 +1,241 @@
+//! Table maintenance on the native host: expire snapshots, remove orphan files, tags and
+//! rollback. Thin wrappers over [`paimon_kernel::maintenance`] that supply the clock.
+//!
+//! Source: Java `ExpireSnapshotsImpl`, `LocalOrphanFilesClean`, `TagManager`,
+//! `RollbackHelper` (see the core module for the details and the order of deletes).
+
+use paimon_kernel::io::Machine;
+use paimon_kernel::maintenance::{
+    self, ExpireConfig, ExpireOutcome, OrphanOutcome, RollbackOutcome, RollbackTarget,
+    TagDeleteOutcome, TagInfo,
+};
+use paimon_kernel::spec::snapshot::LocalDateTime;
+
+use crate::error::{Error, Result};
+use crate::table::Table;
+use crate::write::now_millis;
+
+/// Java's default age of an orphan file: one day, in milliseconds.
+pub const DEFAULT_ORPHAN_OLDER_THAN_MILLIS: i64 = 86_400_000;
+
+/// Overrides of the table's expire options; `None` keeps the table's value (or Java's
+/// default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpireOptions {
+    /// `snapshot.num-retained.max`.
+    pub retain_max: Option<i64>,
+    /// `snapshot.num-retained.min`.
+    pub retain_min: Option<i64>,
+    /// Overrides `snapshot.time-retained`, in milliseconds.
+    pub older_than_millis: Option<i64>,
+    /// `snapshot.expire.limit`.
+    pub max_deletes: Option<i64>,
+}
+
+/// Civil UTC date-time of `millis` since the epoch (tag creation times; the core has no
+/// clock and this host no time-zone database, so tags record UTC).
+fn utc_date_time(millis: i64) -> LocalDateTime {
+    let days = millis.div_euclid(86_400_000);
+    let ms_of_day = millis.rem_euclid(86_400_000);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let small = |v: i64| u32::try_from(v).unwrap_or(0);
+    LocalDateTime {
+        year: i32::try_from(year).unwrap_or(i32::MAX),
+        month: small(month),
+        day: small(day),
+        hour: small(ms_of_day / 3_600_000),
+        minute: small(ms_of_day / 60_000 % 60),
+        second: small(ms_of_day / 1000 % 60),
+        nano: small(ms_of_day % 1000 * 1_000_000),
+    }
+}
+
+impl Table {
+    async fn run_maintenance<T: Send + 'static>(
+        &self,
+        machine: Machine<T>,
+        doing: &str,
+    ) -> Result<T> {
+        let machine = machine.describe(format!("{doing} of table {}", self.location()));
+        self.host().run_once(machine).await
+    }
+
+    /// The expire configuration the table's latest schema asks for, with `options` applied.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid` for a malformed option, `Unsupported` for a decoupled
+    /// changelog lifecycle.
+    pub async fn expire_config(&self, options: &ExpireOptions) -> Result<ExpireConfig> {
+        let schema = self.schema().await?;
+        let mut config = ExpireConfig::from_options(&schema.core_options())
+            .map_err(|e| Error::kernel(format!("expiring snapshots of {}", self.location()), e))?;
+        if let Some(v) = options.retain_max {
+            config.retain_max = v;
+        }
+        if let Some(v) = options.retain_min {
+            config.retain_min = v;
+        }
+        if let Some(v) = options.older_than_millis {
+            config.time_retained_millis = v;
+        }
+        if let Some(v) = options.max_deletes {
+            config.max_deletes = v;
+        }
+        Ok(config)
+    }
+
+    /// Expire snapshots as Java's `ExpireSnapshotsImpl.expire` (see
+    /// [`maintenance::expire_snapshots`]), the time being the system clock.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid` for inconsistent retention numbers, `Unsupported` when
+    /// the store cannot list or the changelog lifecycle is decoupled, IO failures.
+    pub async fn expire(&self, options: &ExpireOptions) -> Result<ExpireOutcome> {
+        let config = self.expire_config(options).await?;
+        self.expire_with(config, now_millis()).await
+    }
+
+    /// Expire snapshots with an explicit configuration and time (milliseconds since the
+    /// epoch).
+    ///
+    /// # Errors
+    /// As [`Table::expire`].
+    pub async fn expire_with(
+        &self,
+        config: ExpireConfig,
+        now_millis: i64,
+    ) -> Result<ExpireOutcome> {
+        self.run_maintenance(
+            maintenance::expire_machine(config, now_millis),
+            "expiring snapshots",
+        )
+        .await
+    }
+
+    /// Remove the files no snapshot, tag, changelog or branch uses and that were last
+    /// modified more than `older_than_millis` ago (Java's default: one day,
+    /// [`DEFAULT_ORPHAN_OLDER_THAN_MILLIS`]). `dry_run` lists them without deleting.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Unsupported` when the store cannot list; `Invalid` when a live
+    /// snapshot's manifest is missing (nothing is deleted); IO failures.
+    pub async fn remove_orphans(
+        &self,
+        older_than_millis: i64,
+        dry_run: bool,
+    ) -> Result<OrphanOutcome> {
+        let cutoff = now_millis().saturating_sub(older_than_millis);
+        self.remove_orphans_before(cutoff, dry_run).await
+    }
+
+    /// As [`Table::remove_orphans`] with an absolute cut-off: files modified before
+    /// `cutoff_millis` (milliseconds since the epoch) may go.
+    ///
+    /// # Errors
+    /// As [`Table::remove_orphans`].
+    pub async fn remove_orphans_before(
+        &self,
+        cutoff_millis: i64,
+        dry_run: bool,
+    ) -> Result<OrphanOutcome> {
+        self.run_maintenance(
+            maintenance::remove_orphans_machine(cutoff_millis, dry_run),
+            "removing orphan files",
+        )
+        .await
+    }
+
+    /// Create tag `name` on snapshot `snapshot_id` (the latest when `None`), optionally with
+    /// a retention time in milliseconds (`tagTimeRetained`; the creation time recorded is
+    /// UTC).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] `Invalid` for a blank name, an existing tag or a missing snapshot.
+    pub async fn create_tag(
+        &self,
+        name: &str,
+        snapshot_id: Option<i64>,
+        time_retained_millis: Option<i64>,
+    ) -> Result<TagInfo> {
+        let name = name.to_string();
+        let created = utc_date_time(now_millis());
+        self.run_maintenance(
+            Machine::once("CreateTag", move |io| async move {
+                maintenance::create_tag(&io, &name, snapshot_id, time_retained_millis, created)
+                    .await
+            }),
+            "creating a tag",
+        )
+        .await
+    }
+
+    /// Delete tag `name`, and the files only it kept alive (see
+    /// [`maintenance::delete_tag`]).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] `Invalid` for a tag that does not exist; IO failures.
+    pub async fn delete_tag(&self, name: &str) -> Result<TagDeleteOutcome> {
+        let name = name.to_string();
+        self.run_maintenance(
+            Machine::once("DeleteTag", move |io| async move {
+                maintenance::delete_tag(&io, &name).await
+            }),
+            "deleting a tag",
+        )
+        .await
+    }
+
+    /// Every tag, by snapshot id then name.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when the store cannot list or a tag file is corrupt.
+    pub async fn tag_infos(&self) -> Result<Vec<TagInfo>> {
+        self.run_maintenance(
+            Machine::once("ListTags", |io| async move {
+                maintenance::list_tag_infos(&io).await
+            }),
+            "listing tags",
+        )
+        .await
+    }
+
+    /// Roll back to a snapshot or tag (see [`maintenance::rollback`]).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] `Invalid` when the target does not exist; IO failures.
+    pub async fn rollback_to(&self, target: RollbackTarget) -> Result<RollbackOutcome> {
+        self.run_maintenance(
+            Machine::once("Rollback", move |io| async move {
+                maintenance::rollback(&io, &target).await
+            }),
+            "rolling back",
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_civil_dates() {
+        let t = utc_date_time(0);
+        assert_eq!((t.year, t.month, t.day, t.hour), (1970, 1, 1, 0));
+        // 2024-02-29T13:45:07.123Z
+        let t = utc_date_time(1_709_214_307_123);
+        assert_eq!(
+            (t.year, t.month, t.day, t.hour, t.minute, t.second, t.nano),
+            (2024, 2, 29, 13, 45, 7, 123_000_000)
+        );
+    }
+}
