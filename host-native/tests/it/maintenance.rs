@@ -636,9 +636,12 @@ impl Rng {
     }
 }
 
-/// Writers append and overwrite their own partitions, expire and orphan clean run in loops,
-/// a verifier reads every snapshot it sees against the model: no lost row, no missing file;
-/// after a final expire and clean, no unreferenced file.
+/// Writers append and overwrite their own partitions, compaction, expire and orphan clean run
+/// in loops, a verifier reads every snapshot it sees against the model: no lost row, no
+/// missing file; after a final expire and clean, no unreferenced file.
+///
+/// 30 seconds by default; the soak of the README is this test run longer:
+/// `PAIMON_SOAK_SECS=600 cargo test --release -p paimon-native --test it concurrent_writers`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -646,7 +649,12 @@ async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
     let table = Table::create(dir.to_str().unwrap(), APPEND_SCHEMA)
         .await
         .unwrap();
-    let run_for = Duration::from_secs(15);
+    let run_for = Duration::from_secs(
+        std::env::var("PAIMON_SOAK_SECS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30),
+    );
     let stop = Arc::new(AtomicBool::new(false));
     // Snapshot id → rows of every writer's partition as of that commit (per writer, its
     // whole partition content, since overwrites rewrite it).
@@ -704,6 +712,35 @@ async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
             }
         }));
     }
+    // Compaction of the small files; a COMPACT snapshot changes no row (writer -1 in the
+    // model). A compaction racing an overwrite of its partition may fail with a conflict.
+    let compactor = {
+        let table = table.clone();
+        let stop = Arc::clone(&stop);
+        let model = Arc::clone(&model);
+        tokio::spawn(async move {
+            let (mut done, mut conflicts) = (0, 0);
+            while !stop.load(Ordering::Relaxed) {
+                match table
+                    .compact(paimon_native::compact::CompactOptions::default())
+                    .await
+                {
+                    Ok(r) => {
+                        if let Some(id) = r.snapshot {
+                            model.lock().unwrap().insert(id, (-1, BTreeSet::new()));
+                            done += 1;
+                        }
+                    }
+                    Err(e) => {
+                        assert!(e.to_string().contains("conflict"), "{e}");
+                        conflicts += 1;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            (done, conflicts)
+        })
+    };
     let expire = {
         let table = table.clone();
         let stop = Arc::clone(&stop);
@@ -757,7 +794,7 @@ async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
                             continue;
                         }
                         let mut per_writer: BTreeMap<i32, BTreeSet<(i32, i32)>> = BTreeMap::new();
-                        for (_, (w, rows)) in m.range(..=s.id) {
+                        for (_, (w, rows)) in m.range(..=s.id).filter(|(_, (w, _))| *w >= 0) {
                             per_writer.insert(*w, rows.clone());
                         }
                         let mut all: Vec<String> = per_writer
@@ -804,14 +841,17 @@ async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
     for t in tasks {
         t.await.unwrap();
     }
+    let (compactions, conflicts) = compactor.await.unwrap();
     let expired = expire.await.unwrap();
     let (planted, removed) = cleaner.await.unwrap();
     let verified = verifier.await.unwrap();
     let last = table.latest_snapshot().await.unwrap().unwrap().id;
     eprintln!(
-        "{last} snapshots committed, {expired} expired, {verified} snapshot reads verified, \
-         {removed} of {planted} planted orphans removed"
+        "{last} snapshots committed ({compactions} compactions, {conflicts} compaction \
+         conflicts), {expired} expired, {verified} snapshot reads verified, {removed} of \
+         {planted} planted orphans removed"
     );
+    assert!(compactions > 0, "compaction did something");
     assert!(expired > 0, "expire did something");
     assert!(verified > 10, "verifier read {verified} snapshots");
     assert!(
@@ -834,7 +874,7 @@ async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
     let m = model.lock().unwrap().clone();
     for s in snaps {
         let mut per_writer: BTreeMap<i32, BTreeSet<(i32, i32)>> = BTreeMap::new();
-        for (_, (w, rows)) in m.range(..=s.id) {
+        for (_, (w, rows)) in m.range(..=s.id).filter(|(_, (w, _))| *w >= 0) {
             per_writer.insert(*w, rows.clone());
         }
         let n: usize = per_writer.values().map(BTreeSet::len).sum();
