@@ -29,7 +29,7 @@ use paimon_kernel::compact::pk::{
     PkCompactContext, PkCompactRequest, PkCompactStats, PkCompactTask, compact_task_machine,
     plan_pk_compaction, plan_summary,
 };
-use paimon_kernel::spec::{DataFileMeta, ManifestEntry};
+use paimon_kernel::spec::{DataFileMeta, IndexManifestEntry, ManifestEntry, Snapshot};
 
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -43,7 +43,8 @@ const TASK_CONCURRENCY: usize = 4;
 pub struct CompactOptions {
     /// Full compaction: every sorted run of a bucket to the max level. Otherwise the
     /// table's strategy (universal compaction; forced level-0 compaction for lookup tables)
-    /// picks per bucket, as one trigger of Java's compaction.
+    /// picks per bucket, as one trigger of Java's compaction. Deletion-vector tables are
+    /// always compacted fully (their vectors are folded into the rewritten files).
     pub full: bool,
     /// Only partitions matching `key → value` (text; the table's `partition.default-name`
     /// means NULL); empty: every partition.
@@ -95,8 +96,8 @@ impl Table {
     ///
     /// # Errors
     /// Reading the snapshot; `Unsupported` for primary-key features whose
-    /// compaction is not implemented (deletion vectors, changelog-producer lookup /
-    /// full-compaction, postpone buckets).
+    /// compaction is not implemented (changelog-producer lookup / full-compaction, postpone
+    /// buckets).
     pub async fn plan_compaction(&self, full: bool) -> Result<CompactionPlan> {
         if !self.schema().await?.is_primary_key_table() {
             return crate::compact_append::plan(self, full).await;
@@ -159,11 +160,15 @@ impl Table {
         let Some(files) = self.scan().data_files().await? else {
             return Ok((CompactionPlan::default(), Vec::new(), None));
         };
+        let index_entries = self
+            .dv_index_entries(&files.schema, &files.snapshot)
+            .await?;
         let request = PkCompactRequest {
             full: options.full,
             partition: options.partition.clone(),
             bucket: options.bucket,
             now_millis: now_millis(),
+            index_entries,
         };
         let tasks = plan_pk_compaction(&files.schema, &files.entries, &request)
             .map_err(|e| Error::kernel(&context, e))?;
@@ -246,6 +251,31 @@ impl Table {
 }
 
 impl Table {
+    /// The index manifest entries of `snapshot` when `schema` has deletion vectors (where
+    /// the planner finds each data file's vector); empty otherwise.
+    async fn dv_index_entries(
+        &self,
+        schema: &paimon_kernel::spec::TableSchema,
+        snapshot: &Snapshot,
+    ) -> Result<Vec<IndexManifestEntry>> {
+        let enabled = schema
+            .core_options()
+            .deletion_vectors_enabled()
+            .map_err(|e| Error::kernel(format!("table {}", self.location()), e))?;
+        if !enabled || snapshot.index_manifest.is_none() {
+            return Ok(Vec::new());
+        }
+        let snapshot = snapshot.clone();
+        self.run(
+            "IndexManifestReader",
+            format!("reading the index manifest of snapshot {}", snapshot.id),
+            move |io| async move {
+                paimon_kernel::scan::planner::read_index_entries(&io, &snapshot).await
+            },
+        )
+        .await
+    }
+
     /// Run `tasks` concurrently; on a failure, delete the outputs of the tasks that
     /// finished and return the first error.
     async fn run_compact_tasks(
@@ -297,16 +327,19 @@ impl Table {
     }
 }
 
-/// Level-0 compaction of a batch write to a first-row table, before its commit.
+/// Level-0 compaction of a batch write to a first-row or deletion-vector table, before its
+/// commit.
 ///
 /// Java's batch writers of lookup tables wait at `prepareCommit` until level 0 is
 /// compacted (`MergeTreeCompactManager#compactNotCompleted`), because batch reads of
-/// first-row tables skip level 0: without it a first-row table written by a batch job
-/// would read empty. For each bucket the write touched, the bucket's live files plus the
-/// write's new level-0 files are planned with the table's strategy (first-row forces level
-/// 0 up) and compacted; the compact increment goes into the bucket's message (the new
-/// files appear in `new_files` and `compact_before`: the commit publishes an `APPEND` and a
-/// `COMPACT` snapshot). Other tables: `messages` unchanged.
+/// first-row and deletion-vector tables skip level 0: without it such a table written by a
+/// batch job would read empty. For each bucket the write touched, the bucket's live files
+/// plus the write's new level-0 files are planned with the table's strategy (first-row
+/// forces level 0 up; deletion-vector tables get a full compaction of the bucket, inputs
+/// read with their vectors, the bucket's vector index files removed) and compacted; the
+/// compact increment goes into the bucket's message (the new files appear in `new_files`
+/// and `compact_before`: the commit publishes an `APPEND` and a `COMPACT` snapshot). Other
+/// tables: `messages` unchanged.
 ///
 /// Returns the messages and the paths of the compaction outputs (for an abort).
 ///
@@ -323,23 +356,30 @@ pub(crate) async fn compact_level0_after_write(
     );
     let schema = table.schema().await?;
     let options = schema.core_options();
-    let first_row = schema.is_primary_key_table()
-        && options
-            .merge_engine()
-            .map_err(|e| Error::kernel(&context, e))?
-            == MergeEngine::FirstRow
+    let deletion_vectors = options
+        .deletion_vectors_enabled()
+        .map_err(|e| Error::kernel(&context, e))?;
+    let lookup = schema.is_primary_key_table()
+        && (deletion_vectors
+            || options
+                .merge_engine()
+                .map_err(|e| Error::kernel(&context, e))?
+                == MergeEngine::FirstRow)
         && options.bucket().map_err(|e| Error::kernel(&context, e))?
             != paimon_kernel::write::postpone::POSTPONE_BUCKET;
-    if !first_row
+    if !lookup
         || messages
             .iter()
             .all(|m| m.data_increment.new_files.is_empty())
     {
         return Ok((messages, Vec::new()));
     }
-    let (mut entries, mut schemas) = match table.scan().data_files().await? {
-        Some(f) => (f.entries, f.schemas),
-        None => (Vec::new(), BTreeMap::new()),
+    let (mut entries, mut schemas, index_entries) = match table.scan().data_files().await? {
+        Some(f) => {
+            let index = table.dv_index_entries(&schema, &f.snapshot).await?;
+            (f.entries, f.schemas, index)
+        }
+        None => (Vec::new(), BTreeMap::new(), Vec::new()),
     };
     schemas.insert(schema.id, schema.clone());
     let touched: Vec<(Vec<u8>, i32)> = messages
@@ -361,6 +401,7 @@ pub(crate) async fn compact_level0_after_write(
     }
     let request = PkCompactRequest {
         now_millis: now_millis(),
+        index_entries,
         ..Default::default()
     };
     let tasks =

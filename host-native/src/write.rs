@@ -493,12 +493,19 @@ impl Table {
     /// `partial-update.remove-record-on-sequence-group`), `aggregation` with
     /// `aggregation.remove-record-on-delete`. No matching row: nothing is committed.
     ///
+    /// Append tables with `deletion-vectors.enabled` (`bucket` = -1 or > 0): the matching rows
+    /// of each live data file get deletion vectors, written as new DV index files and committed
+    /// as index changes only (an `OVERWRITE` snapshot, as Java's commit of DV changes; see
+    /// [`paimon_kernel::write::deletion_vectors`]). `rows_deleted` counts rows not deleted
+    /// before. No matching row: nothing is committed.
+    ///
     /// # Errors
-    /// [`Error::Kernel`] with `Unsupported` for append and data-evolution tables (deletes need
-    /// deletion vectors or row tracking; writing deletion vectors is not supported yet) and for
-    /// tables [`Table::new_write`] cannot write; `Invalid` for a merge engine that keeps deleted
-    /// keys, `ignore-delete` tables and a filter that does not parse or names an unknown
-    /// column; read, write and commit errors (the files written are deleted then).
+    /// [`Error::Kernel`] with `Unsupported` for append tables without
+    /// `deletion-vectors.enabled`, data-evolution tables and tables [`Table::new_write`] cannot
+    /// write; `Invalid` for a merge engine that keeps deleted keys, `ignore-delete` tables and a
+    /// filter that does not parse or names an unknown column; `CommitConflict` when another
+    /// commit changed the deletion vectors of the same data files (or bucket) meanwhile; read,
+    /// write and commit errors (the files written are deleted then).
     pub async fn delete_where(
         &self,
         filter: impl Into<crate::Filter>,
@@ -506,6 +513,11 @@ impl Table {
     ) -> Result<DeleteOutcome> {
         let schema = self.schema().await?;
         let context = format!("deleting rows of table {}", self.location());
+        if schema.primary_keys.is_empty() {
+            return self
+                .delete_with_deletion_vectors(filter.into(), commit_user, &schema, &context)
+                .await;
+        }
         check_deletable(&schema).map_err(|e| Error::kernel(&context, e))?;
         let mut writer = self.new_write().await?;
         let rows: Result<u64> = async {
@@ -555,6 +567,47 @@ impl Table {
     }
 }
 
+impl Table {
+    /// The append-table branch of [`Table::delete_where`]: the matching rows get deletion
+    /// vectors ([`paimon_kernel::write::deletion_vectors`]) committed as one snapshot with
+    /// index changes only. Index files written for a commit that fails are deleted.
+    async fn delete_with_deletion_vectors(
+        &self,
+        filter: crate::Filter,
+        commit_user: Option<String>,
+        schema: &paimon_kernel::spec::TableSchema,
+        context: &str,
+    ) -> Result<DeleteOutcome> {
+        use paimon_kernel::write::deletion_vectors::{check_dv_deletable, dv_delete_machine};
+        let kernel = |e| Error::kernel(context, e);
+        let kind = paimon_kernel::scan::TableKind::Append;
+        check_dv_deletable(kind, &schema.core_options()).map_err(kernel)?;
+        let predicate = match &filter {
+            crate::Filter::Predicate(p) => p.clone(),
+            crate::Filter::Text(t) => {
+                paimon_kernel::predicate::Predicate::parse(t).map_err(kernel)?
+            }
+        };
+        let plan = self.scan().with_filter(filter).plan().await?;
+        let machine =
+            dv_delete_machine(plan, predicate, random_seed()).describe(context.to_string());
+        let delete = self.host().run_once(machine).await?;
+        if delete.messages.is_empty() {
+            return Ok(DeleteOutcome::default());
+        }
+        match self.new_commit(commit_user).commit(delete.messages).await {
+            Ok(commit) => Ok(DeleteOutcome {
+                rows_deleted: delete.rows_deleted,
+                commit,
+            }),
+            Err(e) => {
+                let _ = delete_paths(self.host(), delete.written).await;
+                Err(e)
+            }
+        }
+    }
+}
+
 /// What [`Table::delete_where`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeleteOutcome {
@@ -569,9 +622,7 @@ fn check_deletable(schema: &paimon_kernel::spec::TableSchema) -> paimon_kernel::
     use paimon_kernel::spec::MergeEngine;
     if schema.primary_keys.is_empty() {
         return Err(paimon_kernel::Error::unsupported(
-            "deleting rows of a table without primary key: such deletes need deletion vectors \
-             ('deletion-vectors.enabled') or row tracking ('row-tracking.enabled'), and writing \
-             deletion vectors is not supported yet",
+            "deleting rows of a table without primary key needs 'deletion-vectors.enabled'",
         ));
     }
     let options = schema.core_options();

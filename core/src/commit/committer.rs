@@ -919,6 +919,14 @@ impl<T> Committer<'_, T> {
                 commit_user: &self.options.commit_user,
             };
             check_conflicts(&ctx, &base, &delta, part.kind, latest.next_row_id)?;
+            crate::write::deletion_vectors::check_deletion_vector_changes(
+                &old_index_entries,
+                &index,
+                &base,
+                &delta,
+                table.bucket_unaware,
+                part.kind != CommitKind::Compact,
+            )?;
         }
 
         // Base manifest list: the previous manifests, merged.

@@ -15,8 +15,11 @@
 //!    range check (`checkRowIdExistence`, `checkRowIdRangeConflicts`).
 //!
 //! Every failure is an [`Error::CommitConflict`]: the commit gives up without retrying.
-//! Not implemented: Java's deletion-vector pairing for bucket-unaware tables
-//! (`SimpleFileEntryWithDV`), partition-expiration hints, the global-index row-range check and
+//! Deletion-vector index changes (Java's `SimpleFileEntryWithDV` pairing for bucket-unaware
+//! tables) are checked by
+//! [`check_deletion_vector_changes`](crate::write::deletion_vectors::check_deletion_vector_changes),
+//! which the committer calls after these checks.
+//! Not implemented: partition-expiration hints, the global-index row-range check and
 //! the `rowIdCheckFromSnapshot` column check.
 
 use std::collections::BTreeMap;

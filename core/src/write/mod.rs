@@ -7,6 +7,7 @@ pub mod alter;
 pub(crate) mod blob_write;
 pub mod bucket;
 pub mod create;
+pub mod deletion_vectors;
 pub mod dynamic_bucket;
 pub mod encode;
 pub mod ids;

@@ -241,7 +241,8 @@ impl TableWrite {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for tables we cannot write yet (dynamic or postpone bucket
-    /// primary-key tables, deletion vectors, BLOB columns stored inline or without data
+    /// primary-key tables, deletion vectors other than on fixed-bucket primary-key tables and
+    /// append tables without data evolution, BLOB columns stored inline or without data
     /// evolution, `changelog-producer` other than `none`/`input`, external data paths), naming
     /// the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
     /// that is not an append table with `bucket` = -1.
@@ -309,10 +310,24 @@ impl TableWrite {
                 "'data-evolution.enabled' needs 'row-tracking.enabled' = true",
             ));
         }
-        if core.deletion_vectors_enabled()? {
-            return Err(Error::unsupported(
-                "writing tables with deletion vectors (deletion-vectors.enabled)",
-            ));
+        // Deletion vectors: primary-key tables with fixed buckets (the host compacts every
+        // touched bucket fully before the commit, see `compact::pk`); append tables (new
+        // files need no deletion vector; deletes write them, see `write::deletion_vectors`)
+        // unless data evolution is on; dynamic or postpone buckets are not written with them.
+        let dv_append = matches!(mode, Mode::AppendUnaware | Mode::AppendFixed) && !data_evolution;
+        if core.deletion_vectors_enabled()? && mode != Mode::KeyValueFixed && !dv_append {
+            return Err(Error::unsupported(format!(
+                "writing tables with deletion vectors (deletion-vectors.enabled) other than \
+                 primary-key tables with a fixed 'bucket' > 0 and append tables without data \
+                 evolution (this table: {})",
+                if pk {
+                    format!("'bucket' = {bucket}")
+                } else if data_evolution {
+                    "data evolution".to_owned()
+                } else {
+                    "no primary key".to_owned()
+                }
+            )));
         }
         if core
             .get("data-file.external-paths")

@@ -75,7 +75,9 @@ fn expected_rows(name: &str) -> Vec<String> {
     sorted_strings(v["rows"].as_array().unwrap())
 }
 
-/// The primary-key tables of the corpus whose compaction is supported.
+/// The primary-key tables of the corpus whose compaction is supported (`pk_dv` and
+/// `pk_first_row_dv_mor` are compacted in `pk_dv.rs`: the first reads empty before, the
+/// second is refused by Java).
 const SUPPORTED: &[&str] = &[
     "evo_pk",
     "pk_agg_merge_map",
@@ -86,18 +88,14 @@ const SUPPORTED: &[&str] = &[
     "pk_dedup_orc",
     "pk_dedup_partitioned",
     "pk_dedup_seqfield",
+    "pk_dv_mor",
     "pk_dynamic_bucket",
     "pk_first_row",
     "pk_partial_update",
 ];
 
 /// Primary-key tables whose compaction says it is unsupported.
-const UNSUPPORTED: &[(&str, &str)] = &[
-    ("pk_dv", "deletion vectors"),
-    ("pk_dv_mor", "deletion vectors"),
-    ("pk_first_row_dv_mor", "deletion vectors"),
-    ("pk_postpone", "postpone-bucket"),
-];
+const UNSUPPORTED: &[(&str, &str)] = &[("pk_postpone", "postpone-bucket")];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_primary_key_tables_read_the_same_after_compaction() {
@@ -173,14 +171,19 @@ async fn unsupported_primary_key_tables_say_so() {
         let e = table.plan_compaction(true).await.unwrap_err().to_string();
         assert!(e.contains("unsupported") && e.contains(what), "{name}: {e}");
     }
-    let e = Table::open(corpus().join("corpus.db/append_parquet").to_str().unwrap())
+    // Append tables are planned by the append coordinator (tasks without output level); a
+    // plan only reads, so the repo's table is safe.
+    let plan = Table::open(corpus().join("corpus.db/append_parquet").to_str().unwrap())
         .await
         .unwrap()
-        .compact(CompactOptions::default())
+        .plan_compaction(true)
         .await
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("append and data-evolution compaction"), "{e}");
+        .unwrap();
+    assert!(plan.snapshot.is_some());
+    assert!(
+        plan.units.iter().all(|u| u.output_level.is_none()),
+        "{plan:?}"
+    );
 }
 
 fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {

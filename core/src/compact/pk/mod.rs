@@ -13,7 +13,11 @@
 //! Driving order: [`plan_pk_compaction`] on the latest snapshot's live entries; run each
 //! task with [`compact_task_machine`]; commit the messages together.
 //!
-//! Not supported (errors saying so): deletion vectors, `changelog-producer` `lookup` and
+//! Deletion-vector tables are compacted fully, their vectors folded into rewritten files
+//! and the bucket's vector index files removed (Java's lookup compaction, which marks old
+//! positions in new vectors instead, is not implemented).
+//!
+//! Not supported (errors saying so): `changelog-producer` `lookup` and
 //! `full-compaction` (their compactions produce changelog), postpone buckets, record-level
 //! expiry, external data paths, and `force-lookup` tables other than `deduplicate` without
 //! `sequence.field` and `first-row`: Java's lookup merge function (`LookupMergeFunction`,

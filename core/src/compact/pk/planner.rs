@@ -17,11 +17,13 @@ use super::strategy::{
 use crate::commit::changes::PartitionFilter;
 use crate::compact::plan::{CompactionPlan, CompactionUnitSummary};
 use crate::error::{Error, Result};
+use crate::scan::planner::{DeletionFile, INDEX_DIR};
+use crate::spec::index_manifest::DELETION_VECTORS_INDEX;
 use crate::spec::options::{ChangelogProducer, parse_memory_size};
 use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
 use crate::spec::{
-    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, Datum, ManifestEntry, MergeEngine,
-    TableSchema,
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, Datum, FileKind, IndexFileMeta,
+    IndexManifestEntry, ManifestEntry, MergeEngine, TableSchema,
 };
 
 /// The options of primary-key compaction, parsed once per table.
@@ -238,6 +240,15 @@ pub struct PkCompactTask {
     /// Lookup tables other than `deduplicate` without `sequence.field`: a level-0 file is
     /// rewritten, not upgraded, below the max level (and when the level's format differs).
     pub rewrite_level0_upgrades: bool,
+    /// Deletion-vector tables: the deletion vector of each input file that has one, by data
+    /// file name. Such a file is read with its vector applied and always rewritten (never
+    /// upgraded or left in place), so that no file of the bucket needs a vector afterwards.
+    #[serde(default)]
+    pub deletion_files: BTreeMap<String, DeletionFile>,
+    /// Deletion-vector tables: the bucket's live deletion-vector index files, removed by the
+    /// task's commit (`deleted_index_files`; the task is a full compaction of the bucket).
+    #[serde(default)]
+    pub deleted_index_files: Vec<IndexFileMeta>,
 }
 
 impl PkCompactTask {
@@ -302,6 +313,9 @@ pub struct PkCompactRequest {
     pub bucket: Option<i32>,
     /// Planning time in epoch millis (early full compaction, off-peak hours).
     pub now_millis: i64,
+    /// The snapshot's index manifest entries (deletion-vector tables: where the deletion
+    /// vectors of the data files are; ignored otherwise).
+    pub index_entries: Vec<IndexManifestEntry>,
 }
 
 /// Plan the compaction of a primary-key table from the live files of a snapshot: per
@@ -310,11 +324,19 @@ pub struct PkCompactRequest {
 /// that are empty or a single file already at the output level are dropped (normal
 /// compaction). `drop_delete = output level ≠ 0 && output level ≥ highest non-empty level`.
 ///
+/// Deletion-vector tables (`deletion-vectors.enabled`) are always compacted fully (a normal
+/// request too): their batch reads skip level 0 and apply the vectors without merging, so
+/// the simple correct form is a bucket whose every file is at the max level and whose
+/// vectors are folded into rewritten files. A bucket with vectors gets a task even when it
+/// is one max-level run; the task reads inputs with their vectors
+/// ([`PkCompactTask::deletion_files`], from `request.index_entries`) and its commit removes
+/// the bucket's index files ([`PkCompactTask::deleted_index_files`]).
+///
 /// Tasks are in (partition bytes, bucket) order.
 ///
 /// # Errors
 /// [`Error::Unsupported`] for tables whose compaction is not implemented: without primary
-/// key, postpone bucket (`bucket = -2`), deletion vectors, `changelog-producer` `lookup` or
+/// key, postpone bucket (`bucket = -2`), `changelog-producer` `lookup` or
 /// `full-compaction`, `force-lookup` with a merge other than `deduplicate` (without
 /// `sequence.field`) or `first-row`, record-level expiry, external data paths; [`Error::Invalid`] for malformed options or a
 /// partition spec naming a non-partition key.
@@ -373,13 +395,41 @@ pub fn plan_pk_compaction(
             .push(e.file.clone());
     }
     let engine = options.merge_engine()?;
+    let deletion_vectors = options.deletion_vectors_enabled()?;
+    let dv_indexes = if deletion_vectors {
+        let in_bucket_dir = options.index_file_in_data_file_dir()?;
+        bucket_dv_indexes(&request.index_entries, |partition, bucket| {
+            if !in_bucket_dir {
+                return Ok(INDEX_DIR.to_owned());
+            }
+            let ppath = partition_path(&partition_fields, partition, &naming)?;
+            Ok(bucket_path(&data_root, &ppath, bucket))
+        })?
+    } else {
+        BTreeMap::new()
+    };
     let mut tasks = Vec::new();
-    for ((_, bucket), (partition, total_buckets, files)) in buckets {
+    for ((partition_bytes, bucket), (partition, total_buckets, files)) in buckets {
+        let (deletion_files, deleted_index_files) = dv_indexes
+            .get(&(partition_bytes, bucket))
+            .cloned()
+            .unwrap_or_default();
         let opts = PkCompactOptions::try_new(&options, request.now_millis, &files)?;
         let levels = Levels::try_new(files, opts.num_levels, &key_types)?;
         let runs = levels.level_sorted_runs();
         let num_levels = levels.number_of_levels();
-        let unit = if request.full {
+        let unit = if deletion_vectors {
+            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files).or_else(|| {
+                // One max-level run: only its files with vectors need a rewrite (the
+                // task rewrites every input that has a vector and leaves the others).
+                let has_vectors = levels
+                    .all_files()
+                    .iter()
+                    .any(|f| deletion_files.contains_key(&f.file_name));
+                (has_vectors || !deleted_index_files.is_empty())
+                    .then(|| CompactUnit::from_level_runs(num_levels - 1, &runs))
+            })
+        } else if request.full {
             pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files)
         } else {
             opts.strategy
@@ -417,6 +467,8 @@ pub fn plan_pk_compaction(
             force_rewrite_all_files: opts.force_rewrite_all_files,
             rewrite_level0_upgrades: opts.need_lookup
                 && !(engine == MergeEngine::Deduplicate && options.sequence_field().is_empty()),
+            deletion_files,
+            deleted_index_files,
         });
     }
     // Keys decode at planning time so that a task never meets an undecodable key later.
@@ -427,6 +479,43 @@ pub fn plan_pk_compaction(
         }
     }
     Ok(tasks)
+}
+
+/// Deletion vectors and deletion-vector index files of each (partition bytes, bucket).
+type BucketDvIndexes =
+    BTreeMap<(Vec<u8>, i32), (BTreeMap<String, DeletionFile>, Vec<IndexFileMeta>)>;
+
+/// The live deletion-vector index files of `entries` per (partition bytes, bucket), with
+/// the deletion file of each data file they cover; `index_dir` gives the directory of an
+/// index file without external path.
+fn bucket_dv_indexes(
+    entries: &[IndexManifestEntry],
+    index_dir: impl Fn(&BinaryRow, i32) -> Result<String>,
+) -> Result<BucketDvIndexes> {
+    let mut out: BucketDvIndexes = BTreeMap::new();
+    for e in entries {
+        if e.kind != FileKind::Add || e.index_file.index_type != DELETION_VECTORS_INDEX {
+            continue;
+        }
+        let path = e.index_file.path_in(&index_dir(&e.partition, e.bucket)?);
+        let (files, indexes) = out
+            .entry((e.partition.to_serialized(), e.bucket))
+            .or_default();
+        for r in e.index_file.dv_ranges.iter().flatten() {
+            files.insert(
+                r.data_file_name.clone(),
+                DeletionFile {
+                    path: path.clone(),
+                    offset: i64::from(r.offset),
+                    length: i64::from(r.length),
+                    cardinality: r.cardinality,
+                    index_file_size: e.index_file.file_size,
+                },
+            );
+        }
+        indexes.push(e.index_file.clone());
+    }
+    Ok(out)
 }
 
 /// Refuse primary-key tables whose compaction is not implemented.
@@ -444,11 +533,6 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
     if options.bucket()? == crate::write::postpone::POSTPONE_BUCKET {
         return Err(Error::unsupported(
             "compacting postpone-bucket tables (bucket = -2)",
-        ));
-    }
-    if options.deletion_vectors_enabled()? {
-        return Err(Error::unsupported(
-            "compacting tables with deletion vectors (deletion-vectors.enabled)",
         ));
     }
     match options.changelog_producer()? {

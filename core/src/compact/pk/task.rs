@@ -9,6 +9,10 @@
 //! complete; first-row tables with files above the output level first read those files'
 //! keys. On an error the outputs written so far are deleted (best effort).
 //!
+//! Deletion-vector tables: each input is read with its deletion vector applied (rows it
+//! marks are gone), every input with a vector is rewritten, and the message removes the
+//! bucket's deletion-vector index files (the planner makes such tasks full compactions).
+//!
 //! Source: Java `org.apache.paimon.mergetree.compact.MergeTreeCompactTask` (sections,
 //! upgrade rules), `FileRewriteCompactTask`, `MergeTreeCompactRewriter` (merge, drop
 //! delete, rolling writer at the output level), `LookupMergeTreeCompactRewriter` /
@@ -33,6 +37,7 @@ use crate::error::{Error, Result};
 use crate::io::{Io, Machine, PutMode};
 use crate::merge::{MergeConfig, MergeReader, RunSource};
 use crate::read::{FileColumn, FileRead, FileReadSpec, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::scan::planner::DeletionFile;
 use crate::scan::split::{KeyedFile, interval_partition};
 use crate::spec::{
     CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats, TableSchema,
@@ -80,12 +85,14 @@ pub fn is_pure_upgrade(task: &PkCompactTask) -> bool {
 }
 
 /// The upgrade rules of one file: rewritten alone instead of upgraded when the output is
-/// the max level and the file may hold retractions, with `force_rewrite_all_files`, or
-/// (lookup tables other than plain `deduplicate`) a level-0 file below the max level.
+/// the max level and the file may hold retractions, with `force_rewrite_all_files`, when
+/// the file has a deletion vector (the rewrite folds it in), or (lookup tables other than
+/// plain `deduplicate`) a level-0 file below the max level.
 fn must_rewrite(task: &PkCompactTask, f: &DataFileMeta) -> bool {
     let out = task.unit.output_level;
     (out == task.max_level && f.delete_row_count.is_none_or(|d| d > 0))
         || task.force_rewrite_all_files
+        || task.deletion_files.contains_key(&f.file_name)
         || (task.rewrite_level0_upgrades && f.level == 0 && out != task.max_level)
 }
 
@@ -249,6 +256,7 @@ impl<'a> TaskRun<'a> {
             compact_increment: CompactIncrement {
                 compact_before: std::mem::take(&mut self.before),
                 compact_after: std::mem::take(&mut self.after),
+                deleted_index_files: task.deleted_index_files.clone(),
                 ..CompactIncrement::default()
             },
         };
@@ -360,6 +368,7 @@ impl<'a> TaskRun<'a> {
                                 f.path_in_bucket(&self.task.bucket_path),
                                 f.clone(),
                                 schema.clone(),
+                                self.task.deletion_files.get(&f.file_name).cloned(),
                             ))
                         })
                         .collect::<Result<Vec<_>>>()?;
@@ -446,8 +455,9 @@ impl<'a> TaskRun<'a> {
                 ))
             })?;
             let path = f.path_in_bucket(&self.task.bucket_path);
+            let dv = self.task.deletion_files.get(&f.file_name);
             let mut r =
-                FileRead::open(io, &path, f, schema, &spec, None, self.ctx.batch_size).await?;
+                FileRead::open(io, &path, f, schema, &spec, dv, self.ctx.batch_size).await?;
             while let Some(b) = r.next_batch(io).await? {
                 let rows = conv
                     .convert_columns(b.columns())
@@ -593,7 +603,8 @@ impl OpenOutput {
 struct CompactRunSource<T> {
     io: Io<T>,
     spec: Arc<FileReadSpec>,
-    files: std::collections::VecDeque<(String, DataFileMeta, TableSchema)>,
+    /// (path, file, its schema, its deletion vector).
+    files: std::collections::VecDeque<(String, DataFileMeta, TableSchema, Option<DeletionFile>)>,
     current: Option<FileRead>,
     batch_size: usize,
 }
@@ -608,7 +619,7 @@ impl<T: Send + 'static> RunSource for CompactRunSource<T> {
                     }
                     self.current = None;
                 }
-                let Some((path, file, schema)) = self.files.pop_front() else {
+                let Some((path, file, schema, dv)) = self.files.pop_front() else {
                     return Ok(None);
                 };
                 self.current = Some(
@@ -618,7 +629,7 @@ impl<T: Send + 'static> RunSource for CompactRunSource<T> {
                         &file,
                         &schema,
                         &self.spec,
-                        None,
+                        dv.as_ref(),
                         self.batch_size,
                     )
                     .await?,

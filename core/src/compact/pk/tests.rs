@@ -605,10 +605,6 @@ fn planner_rules_per_table_kind() {
 fn unsupported_tables_are_named() {
     use super::planner::{PkCompactRequest, plan_pk_compaction};
     for (options, what) in [
-        (
-            r#", "deletion-vectors.enabled": "true""#,
-            "deletion vectors",
-        ),
         (r#", "changelog-producer": "lookup""#, "changelog-producer"),
         (
             r#", "force-lookup": "true", "merge-engine": "aggregation""#,
@@ -624,4 +620,71 @@ fn unsupported_tables_are_named() {
             "{options}: {e}"
         );
     }
+}
+
+#[test]
+fn deletion_vector_tables_compact_fully_and_drop_their_index() {
+    use super::planner::{PkCompactRequest, plan_pk_compaction};
+    use crate::spec::{DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry};
+    let dv = pk_schema(r#", "deletion-vectors.enabled": "true""#);
+    let max = entry(1000, 5, (0, 100));
+    let other = entry(1000, 5, (101, 200));
+    let index = IndexFileMeta {
+        index_type: "DELETION_VECTORS".into(),
+        file_name: "index-dv-0".into(),
+        file_size: 64,
+        row_count: 1,
+        dv_ranges: Some(vec![DeletionVectorMeta {
+            data_file_name: max.file.file_name.clone(),
+            offset: 1,
+            length: 22,
+            cardinality: Some(2),
+        }]),
+        external_path: None,
+        global_index: None,
+    };
+    let index_entries = vec![IndexManifestEntry {
+        kind: FileKind::Add,
+        partition: BinaryRow::empty(),
+        bucket: 0,
+        index_file: index.clone(),
+    }];
+    // One max-level run with a vector: a task over the run; only the file with the vector
+    // must be rewritten (read with it), the index removed.
+    let request = PkCompactRequest {
+        index_entries: index_entries.clone(),
+        ..Default::default()
+    };
+    let tasks = plan_pk_compaction(&dv, &[max.clone(), other.clone()], &request).unwrap();
+    assert_eq!(tasks.len(), 1);
+    let t = &tasks[0];
+    assert_eq!(t.unit.output_level, 5);
+    assert_eq!(t.unit.files.len(), 2);
+    assert!(t.drop_delete);
+    assert_eq!(t.deleted_index_files, vec![index.clone()]);
+    let d = &t.deletion_files[&max.file.file_name];
+    assert_eq!(
+        (d.path.as_str(), d.offset, d.length),
+        ("index/index-dv-0", 1, 22)
+    );
+    assert_eq!(d.cardinality, Some(2));
+    assert!(!t.deletion_files.contains_key(&other.file.file_name));
+    assert!(!super::task::is_pure_upgrade(t));
+    // Without vectors, one max-level run has nothing to do.
+    let none = plan_pk_compaction(
+        &dv,
+        std::slice::from_ref(&other),
+        &PkCompactRequest::default(),
+    )
+    .unwrap();
+    assert!(none.is_empty());
+    // A normal request with level 0: a full compaction to the max level (not level 0 up
+    // to level 4 as the lookup strategy would pick), every file an input.
+    let l0 = entry(10, 0, (5, 8));
+    let tasks = plan_pk_compaction(&dv, &[l0, max, other], &request).unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].unit.output_level, 5);
+    assert_eq!(sizes_of(&tasks[0].unit.files), vec![10, 1000, 1000]);
+    assert!(tasks[0].lookup_files.is_empty());
+    assert_eq!(tasks[0].deleted_index_files.len(), 1);
 }
