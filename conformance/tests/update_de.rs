@@ -268,6 +268,10 @@ fn updates_of_some_columns_over_partitions_and_ranges() {
             "given twice",
         ),
         (vec![json!({"_ROW_ID": 1, "dt": "c"})], "partition key"),
+        (
+            vec![json!({"_ROW_ID": 1, "name": "x"}), json!({"_ROW_ID": 2})],
+            "every line must set the columns of the first line",
+        ),
     ] {
         let input = out.join(format!("{name}.bad.jsonl"));
         write_jsonl(&input, &rows);

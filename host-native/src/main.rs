@@ -88,13 +88,15 @@ enum Command {
     /// Change the schema: add, drop, rename or retype columns, set or reset options (the
     /// flags repeat and apply in order, as one new schema).
     Alter(cli::alter::AlterArgs),
-    /// Delete the rows matching a filter in one commit (primary-key tables).
+    /// Delete the rows matching a filter in one commit (primary-key tables: `-D` rows; append
+    /// tables with deletion vectors: deletion vectors).
     Delete(cli::delete::DeleteArgs),
     /// Set columns of existing rows of a data-evolution table by `_ROW_ID` (only those
     /// columns are written; BLOB columns get placeholders for the rows not set).
     Update(cli::update::UpdateArgs),
-    /// Compact the table (primary-key tables): per bucket, the table's strategy or, with
-    /// `--full`, every sorted run to the max level; one COMPACT snapshot.
+    /// Compact the table: primary-key tables per bucket (the table's strategy or, with
+    /// `--full`, every sorted run to the max level), append and data-evolution tables by
+    /// Java's coordinators; one COMPACT snapshot.
     Compact(cli::compact::CompactArgs),
     /// Print the compaction plan as JSON (what `compact` would do now).
     PlanCompaction(cli::compact::PlanCompactionArgs),

@@ -355,6 +355,13 @@ async fn expire_until<T>(io: &Io<T>, earliest: i64, end_exclusive: i64) -> Resul
             }
         }
     }
+    // Branches share the table's data files and manifests (a branch made from a tag starts
+    // with its snapshot's files): with any branch, no file is deleted here; the expired
+    // snapshots' files are left to `remove-orphans`, which reads every branch.
+    let branches = has_branches(io).await?;
+    if branches {
+        data_files.clear();
+    }
     delete_all(io, &data_files).await?;
     let mut outcome = ExpireOutcome {
         deleted_files: data_files,
@@ -379,7 +386,7 @@ async fn expire_until<T>(io: &Io<T>, earliest: i64, end_exclusive: i64) -> Resul
             _ => skipping = None,
         }
     }
-    if let Some(mut seen) = skipping {
+    if let Some(mut seen) = skipping.filter(|_| !branches) {
         let mut metadata = Vec::new();
         for s in &excluding_end {
             metadata.extend(unused_metadata_files(io, &paths, s, true, &mut seen).await?);
@@ -458,4 +465,10 @@ async fn added_in_changelog<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<Ma
         .into_iter()
         .filter(|e| e.kind == FileKind::Add)
         .collect())
+}
+
+/// Whether the table has a branch (`branch/` lists anything). A store that cannot list
+/// counts as having one, so nothing a branch may use is deleted.
+pub(crate) async fn has_branches<T>(io: &Io<T>) -> Result<bool> {
+    Ok(io.list("branch/").await?.is_none_or(|o| !o.is_empty()))
 }

@@ -185,6 +185,11 @@ pub async fn delete_tag<T>(io: &Io<T>, name: &str) -> Result<TagDeleteOutcome> {
         (e, t) => e.or(t),
     };
     let neighbours: Vec<_> = left.into_iter().chain(right).collect();
+    // Branches share the table's files (one made from this tag starts with its files): with
+    // any branch, only the tag file goes; its files are left to `remove-orphans`.
+    if super::expire::has_branches(io).await? {
+        return Ok(outcome);
+    }
     let schema = read_latest_schema(io)
         .await?
         .ok_or_else(|| Error::invalid("no table here: schema/ holds no schema file"))?;

@@ -168,6 +168,14 @@ fn assign_missing_ids(fields: &mut [Value]) -> Result<()> {
             obj.insert("id".into(), Value::from(*next));
             *next += 1;
             if let Some(t) = obj.get_mut("type") {
+                // A nested type written as a string (`ROW<x INT>`): its row fields need ids
+                // too, so take its JSON object form first.
+                if let Value::String(text) = t
+                    && text.to_ascii_uppercase().contains("ROW")
+                    && let Ok(parsed) = crate::spec::DataType::parse_sql(text)
+                {
+                    *t = parsed.to_json();
+                }
                 walk_type(t, next);
             }
         }
@@ -306,6 +314,29 @@ pub fn create_table_machine(schema: TableSchema) -> Machine<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_rows_written_as_type_strings_get_their_own_ids() {
+        let s = new_table_schema(
+            br#"{"fields": [{"name": "a", "type": "INT"},
+                {"name": "m", "type": "MAP<STRING, ARRAY<INT>>"},
+                {"name": "r", "type": "ROW<x INT, y STRING>"}]}"#,
+            0,
+        )
+        .unwrap();
+        let nested: Vec<i32> = s.fields[2]
+            .data_type
+            .row_fields()
+            .unwrap()
+            .iter()
+            .map(|f| f.id)
+            .collect();
+        assert_eq!(
+            (s.fields.iter().map(|f| f.id).collect::<Vec<_>>(), nested),
+            (vec![0, 1, 2], vec![3, 4])
+        );
+        assert_eq!(s.highest_field_id, 4);
+    }
 
     #[test]
     fn ids_assigned_like_the_java_builder_and_pk_not_null() {

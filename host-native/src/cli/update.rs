@@ -39,11 +39,40 @@ fn named_columns(path: &str, format: InputFormat) -> Result<Option<Vec<String>>,
     }
     let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
     let mut first = String::new();
-    for line in std::io::BufReader::new(file).lines() {
+    let mut first_keys: Option<Vec<String>> = None;
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|e| format!("{path}: {e}"))?;
-        if !line.trim().is_empty() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if matches!(format, InputFormat::Csv) {
             first = line;
             break;
+        }
+        // JSON lines: every line sets the same columns (a missing key would set NULL).
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| format!("{path}: line {}: {e}", n + 1))?;
+        let mut keys: Vec<String> = v
+            .as_object()
+            .ok_or_else(|| format!("{path}: line {} is not a JSON object", n + 1))?
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        match &first_keys {
+            None => {
+                first_keys = Some(keys);
+                first = line;
+            }
+            Some(want) if *want != keys => {
+                let missing: Vec<&String> = want.iter().filter(|k| !keys.contains(k)).collect();
+                return Err(format!(
+                    "{path}: line {}: every line must set the columns of the first line \
+                     ({want:?}); this one lacks {missing:?} or has others",
+                    n + 1
+                ));
+            }
+            Some(_) => {}
         }
     }
     if first.is_empty() {

@@ -886,3 +886,62 @@ async fn concurrent_writers_expire_and_orphan_clean_lose_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A branch made from a tag shares the tag's files: expiring the tagged snapshot and then
+/// deleting the tag must leave every snapshot of the branch readable (Java 2.0 would delete
+/// the files; ours leave them to `remove-orphans`, which reads branches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expire_and_tag_delete_keep_the_files_of_branches() {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/java-tables/p142_fallback");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    copy_tree(&src, &dir);
+    let table = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let branch = table.with_branch("b1").await.unwrap();
+    let mut before = BTreeMap::new();
+    for s in branch.snapshots().await.unwrap() {
+        before.insert(s.id, rows_at(&branch, Some(s.id), None).await);
+    }
+    assert!(before.len() >= 2, "{before:?}");
+    let out = table
+        .expire_with(config(1, 1, 0, 100), now())
+        .await
+        .unwrap();
+    assert!(!out.expired_snapshots.is_empty());
+    table.delete_tag("t1").await.unwrap();
+    let branch = table.with_branch("b1").await.unwrap();
+    for (id, rows) in &before {
+        assert_eq!(
+            &rows_at(&branch, Some(*id), None).await,
+            rows,
+            "branch snapshot {id}"
+        );
+    }
+    // Nothing the branch uses is an orphan either.
+    table
+        .remove_orphans_before(now() + 60_000, false)
+        .await
+        .unwrap();
+    let branch = table.with_branch("b1").await.unwrap();
+    for (id, rows) in &before {
+        assert_eq!(
+            &rows_at(&branch, Some(*id), None).await,
+            rows,
+            "branch snapshot {id}"
+        );
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
