@@ -60,10 +60,13 @@ done
 
 step "oracle: pypaimon $(sed -n 's/^pypaimon_version=//p' scripts/install-deps.sh) reads the tables paimon-kernel wrote (write_back test of cargo test)"
 # conformance/tests/write_back.rs (run by cargo test above) wrote every corpus table again into
-# $CARGO_TARGET_DIR/write-back; pypaimon must read each with the same rows.
-"$PY" conformance/pypaimon_read_back.py "$CARGO_TARGET_DIR/write-back" 2>&1 | tee "$CARGO_TARGET_DIR/pypaimon-read-back.txt"
-grep -q '^[0-9]* passed, 0 failed$' "$CARGO_TARGET_DIR/pypaimon-read-back.txt" \
-  || { echo "pypaimon could not read what paimon-kernel wrote" >&2; exit 1; }
+# $CARGO_TARGET_DIR/write-back, conformance/tests/update_de.rs its data-evolution update tables
+# into $CARGO_TARGET_DIR/update-back; pypaimon must read each with the same rows.
+for out in write-back update-back; do
+  "$PY" conformance/pypaimon_read_back.py "$CARGO_TARGET_DIR/$out" 2>&1 | tee "$CARGO_TARGET_DIR/pypaimon-read-$out.txt"
+  grep -q '^[0-9]* passed, 0 failed$' "$CARGO_TARGET_DIR/pypaimon-read-$out.txt" \
+    || { echo "pypaimon could not read what paimon-kernel wrote ($out)" >&2; exit 1; }
+done
 
 step "browser: the inspector in headless chromium against paimon-kernel serve"
 cargo build -p paimon-native --bin paimon-kernel

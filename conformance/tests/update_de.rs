@@ -5,8 +5,9 @@
 //! file covers exactly one live normal file's row-id range and writes only the set columns;
 //! untouched blob rows are placeholders (`-2`), not copies.
 //!
-//! The tables land, like the write-back tables, in `$PAIMON_WRITE_BACK_OUT` (default
-//! `$CARGO_TARGET_DIR/write-back`) with a `<table>.expected.json`, so that CI's
+//! The tables land, like the write-back tables, in a warehouse of the corpus layout:
+//! `$PAIMON_UPDATE_OUT` (default `$CARGO_TARGET_DIR/update-back`; not the write-back
+//! directory, which `write_back` empties first) with a `<table>.expected.json`, so that CI's
 //! `conformance/pypaimon_read_back.py` has pypaimon 2.1 read them too.
 
 #![allow(clippy::unwrap_used)]
@@ -27,11 +28,11 @@ use paimon_kernel::canonical;
 use support::{binary, check_rows};
 
 fn out_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("PAIMON_WRITE_BACK_OUT") {
+    if let Some(d) = std::env::var_os("PAIMON_UPDATE_OUT") {
         return PathBuf::from(d);
     }
     if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(t).join("write-back");
+        return PathBuf::from(t).join("update-back");
     }
     std::env::temp_dir().join(format!("paimon-update-{}", std::process::id()))
 }
