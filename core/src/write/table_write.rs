@@ -1134,34 +1134,44 @@ impl KvLayout {
         })
     }
 
+    /// The buffered batches as one batch in the file layout, without the retractions
+    /// (`-U`/`-D`) when the table sets `ignore-delete`.
+    fn buffer_without_ignored(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
+        let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
+            .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
+        if !self.ignore_delete {
+            return Ok(batch);
+        }
+        let kinds = batch
+            .column(self.key_idx.len() + 1)
+            .as_primitive::<arrow_array::types::Int8Type>();
+        let keep = arrow_array::BooleanArray::from_iter(
+            kinds.values().iter().map(|b| Some(*b == 0 || *b == 2)),
+        );
+        arrow_select::filter::filter_record_batch(&batch, &keep)
+            .map_err(|e| Error::arrow("dropping ignored retractions", e))
+    }
+
     /// The buffer of a postpone-bucket writer as written: input order, no merge, sequence
     /// numbers `-1`, retractions dropped under `ignore-delete`; first-row tables reject
     /// retractions as their merge would.
     fn postpone_records(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
-        let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
-            .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
+        let batch = self.buffer_without_ignored(batches)?;
         let k = self.key_idx.len();
-        let kinds = batch
-            .column(k + 1)
-            .as_primitive::<arrow_array::types::Int8Type>()
-            .clone();
-        let batch = if self.ignore_delete {
-            let keep = arrow_array::BooleanArray::from_iter(
-                kinds.values().iter().map(|b| Some(*b == 0 || *b == 2)),
-            );
-            arrow_select::filter::filter_record_batch(&batch, &keep)
-                .map_err(|e| Error::arrow("dropping ignored retractions", e))?
-        } else {
-            if self.engine == MergeEngine::FirstRow
-                && let Some(row) = kinds.values().iter().position(|b| *b == 1 || *b == 3)
-            {
-                return Err(Error::invalid(format!(
-                    "first-row tables take no retractions (-U/-D) unless 'ignore-delete' is \
-                     true; row {row} of the buffer is one"
-                )));
-            }
-            batch
-        };
+        if !self.ignore_delete
+            && self.engine == MergeEngine::FirstRow
+            && let Some(row) = batch
+                .column(k + 1)
+                .as_primitive::<arrow_array::types::Int8Type>()
+                .values()
+                .iter()
+                .position(|b| *b == 1 || *b == 3)
+        {
+            return Err(Error::invalid(format!(
+                "first-row tables take no retractions (-U/-D) unless 'ignore-delete' is \
+                 true; row {row} of the buffer is one"
+            )));
+        }
         let mut cols = batch.columns().to_vec();
         cols[k] = Arc::new(Int64Array::from(vec![-1i64; batch.num_rows()]));
         RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
@@ -1175,23 +1185,8 @@ impl KvLayout {
         &self,
         batches: &[RecordBatch],
     ) -> Result<(RecordBatch, Option<RecordBatch>)> {
-        let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
-            .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
+        let batch = self.buffer_without_ignored(batches)?;
         let k = self.key_idx.len();
-        let kinds = batch
-            .column(k + 1)
-            .as_primitive::<arrow_array::types::Int8Type>()
-            .clone();
-        // Drop retractions first where the table ignores them.
-        let batch = if self.ignore_delete {
-            let keep = arrow_array::BooleanArray::from_iter(
-                kinds.values().iter().map(|b| Some(*b == 0 || *b == 2)),
-            );
-            arrow_select::filter::filter_record_batch(&batch, &keep)
-                .map_err(|e| Error::arrow("dropping ignored retractions", e))?
-        } else {
-            batch
-        };
         let n = batch.num_rows();
         // Sort keys: the key columns, then sequence.field columns, then _SEQUENCE_NUMBER.
         let mut sort_cols: Vec<arrow_row::SortField> = Vec::new();

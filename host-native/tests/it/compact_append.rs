@@ -4,6 +4,7 @@
 //! the same before and after, the file counts drop as planned, and Java 1.4.2
 //! (`/work/java-check/read`) reads the compacted copies as we do.
 
+use crate::copy_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,19 +19,6 @@ use serde_json::Value;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables/corpus.db")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// A copy of corpus table `name` in a temp dir (the repo's tables are never modified).

@@ -4,6 +4,7 @@
 //! 1.4.2 (`/work/java-check/read`, when present; `PAIMON_JAVA_CHECK` names another `read`
 //! script) reads what we read; write / compact sequences; a compaction racing writers.
 
+use crate::copy_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,20 +19,6 @@ use serde_json::Value;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
-}
-
-/// Copy directory `from` to `to` (recursively).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 fn sorted_strings(rows: &[Value]) -> Vec<String> {

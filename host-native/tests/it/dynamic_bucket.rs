@@ -2,6 +2,7 @@
 //! bucket, across commits, writers and the index files of other writers (pypaimon's corpus
 //! table); racing writers of one bucket conflict instead of breaking the index.
 
+use crate::copy_dir;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -299,17 +300,4 @@ async fn racing_writers_of_one_dynamic_bucket_conflict() {
     // Writing again from the new state succeeds.
     write_commit(&table, &batch(&[], &[4], &["d"])).await;
     assert_eq!(rows(&table).await.len(), 4);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }

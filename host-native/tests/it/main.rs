@@ -15,3 +15,18 @@ mod pk_dv;
 mod scan;
 mod table;
 mod write;
+
+/// Copy the directory tree `from` to `to` (tests work on copies; the repo's tables are never
+/// modified).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! read back what it read before; the files left must be exactly those the retained
 //! snapshots and tags reference (computed here from the read API, by name).
 
+use crate::copy_dir;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -896,7 +897,7 @@ async fn expire_and_tag_delete_keep_the_files_of_branches() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/java-tables/p142_fallback");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
-    copy_tree(&src, &dir);
+    copy_dir(&src, &dir);
     let table = Table::open(dir.to_str().unwrap()).await.unwrap();
     let branch = table.with_branch("b1").await.unwrap();
     let mut before = BTreeMap::new();
@@ -930,18 +931,5 @@ async fn expire_and_tag_delete_keep_the_files_of_branches() {
             rows,
             "branch snapshot {id}"
         );
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
     }
 }

@@ -2,6 +2,7 @@
 //! `<table>.expected.json`, filters, limits, projections, time travel, and bad input (missing
 //! or truncated data files, unknown columns, bad filters) failing with a precise message.
 
+use crate::copy_dir;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -362,19 +363,6 @@ fn count_format_prints_the_rows_read() {
         "1",
     ]);
     assert_eq!(out, "1\n");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 fn first_data_file(table: &Path) -> PathBuf {
