@@ -50,3 +50,19 @@ if [ "$installed" != "$pypaimon_version" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pypaimon==$pypaimon_version"
 fi
 "$venv/bin/python" -c 'import pypaimon, pyarrow; from importlib.metadata import version; print("pypaimon", version("pypaimon"), "pyarrow", pyarrow.__version__)'
+
+# pypaimon-rust (a Rust-backed Paimon with a Python API) at exactly 0.4.0, in its own venv: the
+# oracle of the managed-BLOB primary-key tables (conformance/managed-blob/gen_tables.py writes
+# them, read_back.py reads tables back with it). PAIMON_RUST_VENV overrides the location.
+# pypaimon-rust does not declare its pyarrow dependency, so pyarrow is pinned here too.
+pypaimon_rust_version=0.4.0
+pypaimon_rust_pyarrow=26.0.1
+rust_venv="${PAIMON_RUST_VENV:-$HOME/.cache/paimon-kernel/venv-rust}"
+installed=$("$rust_venv/bin/python" -c 'from importlib.metadata import version; print(version("pypaimon-rust"), version("pyarrow"))' 2>/dev/null || true)
+if [ "$installed" != "$pypaimon_rust_version $pypaimon_rust_pyarrow" ]; then
+  echo "installing pypaimon-rust $pypaimon_rust_version into $rust_venv"
+  [ -x "$rust_venv/bin/python" ] || python3 -m venv "$rust_venv"
+  "$rust_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "pypaimon-rust==$pypaimon_rust_version" "pyarrow==$pypaimon_rust_pyarrow"
+fi
+"$rust_venv/bin/python" -c 'import pypaimon_rust.datafusion, pyarrow; from importlib.metadata import version; print("pypaimon-rust", version("pypaimon-rust"), "pyarrow", pyarrow.__version__)'

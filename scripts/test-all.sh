@@ -68,6 +68,22 @@ for out in write-back update-back; do
     || { echo "pypaimon could not read what paimon-kernel wrote ($out)" >&2; exit 1; }
 done
 
+step "oracle: pypaimon-rust 0.4.0 writes managed-BLOB primary-key tables paimon-kernel must read and compact; it reads the ones paimon-kernel wrote"
+# Fresh tables of conformance/managed-blob/gen_tables.py (which checks pypaimon-rust's own read
+# against its model first), read and fully compacted by the managed_blob test; then
+# pypaimon-rust reads the tables that test wrote into $CARGO_TARGET_DIR/managed-blob-back.
+PYR="${PAIMON_RUST_VENV:-$HOME/.cache/paimon-kernel/venv-rust}/bin/python"
+rm -rf "$CARGO_TARGET_DIR/mb-fresh"
+"$PYR" conformance/managed-blob/gen_tables.py "$CARGO_TARGET_DIR/mb-fresh" > "$CARGO_TARGET_DIR/mb-fresh.log" 2>&1 \
+  || { cat "$CARGO_TARGET_DIR/mb-fresh.log"; echo "pypaimon-rust could not write the managed-BLOB tables" >&2; exit 1; }
+PAIMON_MANAGED_BLOB_WAREHOUSE="$CARGO_TARGET_DIR/mb-fresh" cargo test -p paimon-conformance --test managed_blob \
+  -- pypaimon_rust_tables --nocapture 2>&1 | tee -a "$CARGO_TARGET_DIR/test-output.txt"
+"$PYR" conformance/managed-blob/read_back.py "$CARGO_TARGET_DIR/managed-blob-back" --check 2>&1 \
+  | tee "$CARGO_TARGET_DIR/pypaimon-rust-read-back.txt"
+if grep -q '^FAIL' "$CARGO_TARGET_DIR/pypaimon-rust-read-back.txt" || ! grep -q '^ok ' "$CARGO_TARGET_DIR/pypaimon-rust-read-back.txt"; then
+  echo "pypaimon-rust could not read what paimon-kernel wrote (managed-blob-back)" >&2; exit 1
+fi
+
 step "browser: the inspector in headless chromium against paimon-kernel serve"
 cargo build -p paimon-native --bin paimon-kernel
 (cd host-wasm && node --test --test-concurrency=1 tests/browser/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"

@@ -17,6 +17,8 @@
 //! * [`write`](mod@write): writers: rows to data files and commit messages.
 //! * [`commit`]: commit messages to a new snapshot (manifests, manifest list, snapshot).
 //! * [`compact`]: compaction planners and tasks (primary-key, append, data-evolution).
+//! * [`inspect`]: view models of a table's anatomy for inspectors (levels, compaction
+//!   preview, field groups, snapshot timeline).
 //! * [`canonical`]: Arrow values as the conformance corpus' canonical JSON (tests, the wasm
 //!   host's JSON rows).
 
@@ -29,6 +31,7 @@ pub mod compact;
 pub mod error;
 pub mod evolution;
 pub mod format;
+pub mod inspect;
 pub mod io;
 pub mod maintenance;
 pub mod merge;

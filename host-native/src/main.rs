@@ -104,6 +104,8 @@ enum Command {
     Expire(cli::maintenance::ExpireArgs),
     /// Delete files no snapshot, tag or branch uses (older than `--older-than`, 1 d).
     RemoveOrphans(cli::maintenance::RemoveOrphansArgs),
+    /// Delete managed-BLOB packs no used data file references (older than `--older-than`).
+    CollectPacks(cli::maintenance::CollectPacksArgs),
     /// Create, delete or list tags.
     Tag(cli::maintenance::TagArgs),
     /// Roll the table back to a snapshot or tag.
@@ -208,6 +210,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::PlanCompaction(a) => return cli::compact::plan(a).await,
         Command::Expire(a) => return cli::maintenance::expire(a, json).await,
         Command::RemoveOrphans(a) => return cli::maintenance::remove_orphans(a, json).await,
+        Command::CollectPacks(a) => return cli::maintenance::collect_packs(a, json).await,
         Command::Tag(a) => return cli::maintenance::tag(a, json).await,
         Command::Rollback(a) => return cli::maintenance::rollback(a, json).await,
         other => other,
@@ -231,6 +234,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::PlanCompaction(_)
         | Command::Expire(_)
         | Command::RemoveOrphans(_)
+        | Command::CollectPacks(_)
         | Command::Tag(_)
         | Command::Rollback(_) => {
             return Ok(());
@@ -265,6 +269,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::PlanCompaction(_)
         | Command::Expire(_)
         | Command::RemoveOrphans(_)
+        | Command::CollectPacks(_)
         | Command::Tag(_)
         | Command::Rollback(_) => {
             return Ok(());

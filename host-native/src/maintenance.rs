@@ -154,6 +154,40 @@ impl Table {
         .await
     }
 
+    /// Delete the managed-BLOB packs (`*.managed.blob`) that no `.blobref` sidecar of a data
+    /// file used by a snapshot, tag, changelog or branch names and that were last modified
+    /// more than `older_than_millis` ago (default as orphan clean: one day). `dry_run` lists
+    /// them without deleting. See [`paimon_kernel::maintenance::packs`].
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Unsupported` when the store cannot list; `Invalid` when a used data
+    /// file of a managed-BLOB schema has no sidecar or a used sidecar is missing or corrupt
+    /// (nothing is deleted); IO failures.
+    pub async fn collect_packs(
+        &self,
+        older_than_millis: i64,
+        dry_run: bool,
+    ) -> Result<maintenance::PackOutcome> {
+        let cutoff = now_millis().saturating_sub(older_than_millis);
+        self.collect_packs_before(cutoff, dry_run).await
+    }
+
+    /// As [`Table::collect_packs`] with an absolute cut-off (epoch millis).
+    ///
+    /// # Errors
+    /// As [`Table::collect_packs`].
+    pub async fn collect_packs_before(
+        &self,
+        cutoff_millis: i64,
+        dry_run: bool,
+    ) -> Result<maintenance::PackOutcome> {
+        self.run_maintenance(
+            maintenance::collect_packs_machine(cutoff_millis, dry_run),
+            "collecting unreferenced managed-BLOB packs",
+        )
+        .await
+    }
+
     /// Create tag `name` on snapshot `snapshot_id` (the latest when `None`), optionally with
     /// a retention time in milliseconds (`tagTimeRetained`; the creation time recorded is
     /// UTC).

@@ -136,6 +136,7 @@ impl Table {
                 time_millis: now_millis(),
             },
         )
+        .map(|w| w.with_table_uri(self.location()))
         .and_then(|w| match commit_user {
             Some(user) => w.with_commit_user(user),
             None => Ok(w),

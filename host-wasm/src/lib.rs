@@ -16,6 +16,10 @@
 //! const ipc = await t.scan({ columns: ["k", "name"], limit: 10 });  // Arrow IPC stream
 //! const { rows } = await t.scanRows({ limit: 10 });                 // JSON rows
 //! const bytes = await t.blob({ rowId: 3, column: "data" });         // Uint8Array | null
+//! await t.levels({ partition: "{2024-01-01}" }); // sorted runs per bucket (crate::views)
+//! await t.compactionPreview({ full: true });      // the plan-compaction planners' tasks
+//! await t.fieldGroups();                          // data-evolution bands and layers
+//! await t.timeline();                             // snapshots, file counts, tags
 //! ```
 //!
 //! Every call returns a `Promise`; failures reject with a JS `Error` carrying the core's
@@ -38,6 +42,7 @@ pub mod conformance;
 pub mod ops;
 pub mod scan;
 pub mod source;
+pub mod views;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -2,6 +2,7 @@
 // Sources: a URL (fetch + Range), a picked folder, or the bundled demo table. `?url=...` opens a
 // table on load. window.inspector exposes state and timings for tests.
 import init, { Table } from "./pkg/paimon_wasm.js";
+import { levelsHtml, fieldGroupsHtml, timelineSvg, taskFiles, levelColor, syntheticLevels, sniff, tipFor } from "./views.js";
 
 const $ = (s) => document.querySelector(s);
 const el = (tag, attrs = {}, ...kids) => {
@@ -14,7 +15,7 @@ const el = (tag, attrs = {}, ...kids) => {
 };
 const fmtBytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`;
 const fmtTime = (ms) => (ms ? new Date(ms).toISOString().replace("T", " ").replace("Z", "") : "");
-const state = { table: null, snapshots: [], tags: [], page: 0, timings: {}, ready: false };
+const state = { table: null, snapshots: [], tags: [], page: 0, timings: {}, ready: false, tab: "snapshots", views: {}, viewsReady: {} };
 window.inspector = state;
 
 function status(text, error = false) {
@@ -67,6 +68,9 @@ async function showTable(label) {
       info.partitionKeys.length ? `, partitioned by (${info.partitionKeys.join(", ")})` : "",
       `, source: ${info.source}`),
   );
+  $("[data-tab=fieldgroups]").hidden = !(info.tableKind === "data-evolution" || info.options["row-tracking.enabled"] === "true");
+  $("#levels-mode").dataset.auto = "1";
+  if ($(`[data-tab=${state.tab}]`)?.hidden) switchTab("snapshots");
   state.snapshots = await t.snapshots();
   state.tags = info.canList ? await t.tags().catch(() => []) : [];
   const tagsBy = new Map();
@@ -84,10 +88,13 @@ async function showTable(label) {
 }
 
 async function refresh() {
+  state.views = {};
+  state.viewsReady = {};
   await showSchema();
   await showFiles();
   state.page = 0;
   await showData(true);
+  if (VIEWS[state.tab]) await showView(state.tab);
 }
 
 async function showSchema() {
@@ -133,7 +140,12 @@ async function showFiles() {
         ...[...levels].map(([l, fs]) => el("details", { open: "" }, el("summary", {}, `level ${l}: ${fs.length} files, ${fmtBytes(sum(fs, "fileSize"))}, ${sum(fs, "rowCount")} rows`), fileTable(fs))))))),
     r.indexFiles.length ? el("details", {}, el("summary", {}, "index files"),
       el("table", {}, el("tbody", {}, r.indexFiles.map((i) => el("tr", {}, el("td", {}, i.indexType), el("td", {}, i.fileName), el("td", {}, `partition ${i.partition} bucket ${i.bucket}`),
-        el("td", { class: "num" }, fmtBytes(i.fileSize)), el("td", { class: "num" }, i.rowCount)))))) : "");
+        el("td", { class: "num" }, fmtBytes(i.fileSize)), el("td", { class: "num" }, i.rowCount)))))) : "",
+    el("h3", {}, "Managed BLOBs"), el("p", { id: "managed-blobs", class: "note" }, "…"));
+  // What Table.managedBlobs() says, from the files already read (no second manifest read).
+  const withRefs = r.files.map((f) => [f, f.extraFiles.filter((x) => x.endsWith(".blobref"))]).filter(([, refs]) => refs.length);
+  $("#managed-blobs").replaceChildren(withRefs.length ? "data files with .blobref sidecars (the packs they reference are not decoded here yet):" : "no managed-blob packs",
+    ...withRefs.map(([f, refs]) => el("div", {}, `${f.fileName} (partition ${f.partition}, bucket ${f.bucket}): ${refs.join(", ")}`)));
 }
 
 function blobColumns() {
@@ -177,16 +189,6 @@ function cell(v, isBlob, rowId, column) {
   return el("td", {}, typeof v === "string" ? v : JSON.stringify(v));
 }
 
-function sniffImage(b) {
-  const starts = (...sig) => sig.every((x, i) => b[i] === x);
-  if (starts(0x89, 0x50, 0x4e, 0x47)) return "image/png";
-  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
-  if (starts(0x52, 0x49, 0x46, 0x46) && b[8] === 0x57 && b[9] === 0x45) return "image/webp";
-  if (starts(0x3c, 0x73, 0x76, 0x67)) return "image/svg+xml";
-  return null;
-}
-
 function hexDump(b, max = 512) {
   const lines = [];
   for (let i = 0; i < Math.min(b.length, max); i += 16) {
@@ -206,24 +208,167 @@ async function showBlob(column, rowId) {
   try {
     const bytes = await state.table.blob({ ...travelQuery(), column, rowId: Number(rowId) });
     if (bytes === null) { view.replaceChildren(el("p", { id: "blob-size" }, "NULL")); return; }
-    const type = sniffImage(bytes) || "application/octet-stream";
+    const type = sniff(bytes) || "application/octet-stream";
     const url = URL.createObjectURL(new Blob([bytes], { type }));
+    const preview = type.startsWith("image/") ? el("img", { src: url, alt: `${column} of row ${rowId}` })
+      : type.startsWith("audio/") ? el("audio", { src: url, controls: "" })
+        : type === "text/plain" ? el("pre", { class: "blob-text" }, new TextDecoder().decode(bytes.subarray(0, 65536)), bytes.length > 65536 ? `\n… ${bytes.length - 65536} more bytes` : "")
+          : el("div", { class: "hex" }, hexDump(bytes));
     view.replaceChildren(
-      el("p", {}, `row ${rowId}, column ${column}: `, el("b", { id: "blob-size", "data-bytes": bytes.length }, `${bytes.length} bytes`), ` (${type}) `,
+      el("p", {}, `row ${rowId}, column ${column}: `, el("b", { id: "blob-size", "data-bytes": bytes.length, "data-type": type }, `${bytes.length} bytes`), ` (${type}) `,
         el("a", { href: url, download: `${column}-${rowId}.bin` }, "download")),
-      type.startsWith("image/") ? el("img", { src: url, alt: `${column} of row ${rowId}` }) : el("div", { class: "hex" }, hexDump(bytes)));
+      preview);
   } catch (e) {
     view.replaceChildren(el("p", { class: "error" }, e.message));
   }
 }
 
 function switchTab(name) {
+  state.tab = name;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== `tab-${name}`;
+  if (VIEWS[name] && state.table) showView(name).catch(fail);
 }
+
+// ---- Anatomy views (computed by the wasm core, drawn as SVG by views.js) ----
+
+/** The snapshot the views show: the travel choice, or the latest. */
+function currentSnapshotId() {
+  const v = $("#travel").value;
+  if (!v) return state.table?.info().snapshotId ?? null;
+  if (v.startsWith("tag:")) return state.tags.find((g) => g.name === v.slice(4))?.snapshotId ?? null;
+  return Number(v);
+}
+
+async function cached(key, load) {
+  if (!(key in state.views)) state.views[key] = await load();
+  return state.views[key];
+}
+
+function fillSelect(sel, values, keep) {
+  const prev = keep ? sel.value : "";
+  sel.replaceChildren(...values.map((v) => el("option", { value: v }, v)));
+  if (values.includes(prev)) sel.value = prev;
+  sel.parentElement.hidden = values.length <= 1;
+}
+
+async function showLevels() {
+  const v = await cached("levels", () => state.table.levels(travelQuery()));
+  fillSelect($("#levels-partition"), v.allPartitions, true);
+  const mode = $("#levels-mode");
+  if (mode.dataset.auto) mode.value = v.keyAxis === "none" ? "size" : "key";
+  const t0 = performance.now();
+  $("#levels-legend").innerHTML = Array.from({ length: Math.max(1, v.numLevels) }, (_, l) => `<span style="background:${levelColor(l)}">L${l}</span>`).join("") + '<span style="background:#b00020">deletion vector</span>';
+  $("#levels-summary").textContent = `snapshot ${v.snapshotId ?? "none"}: ${v.tableKind}, ${v.keyColumns.length ? `key (${v.keyColumns.join(", ")}), ` : ""}${v.numLevels} levels, key axis: ${v.keyAxis === "value" ? "key values" : v.keyAxis === "rank" ? "key order (ranks)" : "none (files in sequence order)"}`;
+  $("#levels-view").innerHTML = levelsHtml(v, $("#levels-partition").value, { mode: mode.value });
+  state.timings.drawLevels = performance.now() - t0;
+}
+
+async function showCompaction() {
+  const full = $("#compaction-full").checked;
+  const p = await cached(`compaction-${full}`, () => state.table.compactionPreview({ ...travelQuery(), full }));
+  state.preview = p;
+  const sum = $("#compaction-summary");
+  if (!p.available) {
+    sum.replaceChildren(el("p", { class: "unavailable", id: "compaction-unavailable" }, `No preview: ${p.unavailableReason}`));
+  } else {
+    sum.replaceChildren(
+      el("p", { id: "compaction-plan" }, `snapshot ${p.snapshotId ?? "none"}, planner ${p.planner}: ${p.tasks.length} task(s)${p.tasks.length ? "" : " — nothing to compact"}`),
+      p.tasks.length ? el("table", { id: "compaction-tasks" }, el("thead", {}, el("tr", {}, ["partition", "bucket", "files", "bytes", "rows", "output"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, p.tasks.map((t) => el("tr", {}, el("td", {}, t.partition), el("td", { class: "num" }, t.bucket), el("td", { class: "num", title: t.files.join("\n") }, t.files.length),
+          el("td", { class: "num" }, fmtBytes(t.inputBytes)), el("td", { class: "num" }, t.inputRows),
+          el("td", {}, t.outputLevel === null ? "rewritten (level 0)" : `level ${t.outputLevel}${t.upgrade ? " (upgrade)" : ""}`))))) : "");
+  }
+  // Highlight only when there is something to compact (otherwise every file would fade).
+  const highlight = p.available && p.tasks.length ? taskFiles(p) : null;
+  const tasksByBucket = new Map(p.tasks.map((t) => [`${t.partition}|${t.bucket}`, t]));
+  const t0 = performance.now();
+  if (p.tableKind === "data-evolution") {
+    const fg = await cached("fieldgroups", () => state.table.fieldGroups(travelQuery()));
+    $("#compaction-partition").parentElement.hidden = true;
+    $("#compaction-view").innerHTML = fieldGroupsHtml(fg, { highlight });
+  } else {
+    const v = await cached("levels", () => state.table.levels(travelQuery()));
+    const sel = $("#compaction-partition");
+    const withTasks = v.allPartitions.filter((x) => p.tasks.some((t) => t.partition === x));
+    fillSelect(sel, v.allPartitions, true);
+    if (!sel.dataset.touched && withTasks.length) sel.value = withTasks[0];
+    $("#compaction-view").innerHTML = levelsHtml(v, sel.value, { mode: v.keyAxis === "none" ? "size" : "key", highlight, tasksByBucket });
+  }
+  state.timings.drawCompaction = performance.now() - t0;
+}
+
+async function showFieldGroups() {
+  const sel = $("#fg-partition");
+  const all = await cached("fieldgroups", () => state.table.fieldGroups(travelQuery()));
+  fillSelect(sel, all.allPartitions, true);
+  const partition = sel.value || all.allPartitions[0];
+  const view = all.allPartitions.length > 1 ? { ...all, buckets: all.buckets.filter((b) => b.partition === partition) } : all;
+  const t0 = performance.now();
+  $("#fg-view").innerHTML = fieldGroupsHtml(view);
+  state.timings.drawFieldGroups = performance.now() - t0;
+}
+
+async function showTimeline() {
+  const v = await cached("timeline", () => state.table.timeline());
+  const t0 = performance.now();
+  $("#timeline-view").innerHTML = timelineSvg(v, currentSnapshotId());
+  state.timings.drawTimeline = performance.now() - t0;
+  const notes = [`${v.points.length} snapshots. Click a point to open that snapshot in the other views.`,
+    v.fileCounts ? "Live files from the manifest lists." : "File counts not read (many snapshots).", `Live bytes: ${v.liveBytes}.`];
+  if (!v.tagsListed) notes.push("Tags not shown: this source cannot list the tag directory.");
+  if (v.detachedTags.length) notes.push(`Tags of expired snapshots: ${v.detachedTags.map(([n, id]) => `${n} (#${id})`).join(", ")}.`);
+  $("#timeline-notes").textContent = notes.join(" ");
+}
+
+const VIEWS = { levels: showLevels, compaction: showCompaction, fieldgroups: showFieldGroups, timeline: showTimeline };
+
+async function showView(name) {
+  state.viewsReady[name] = false;
+  await VIEWS[name]();
+  state.viewsReady[name] = true;
+}
+
+/**
+ * Time drawing a synthesized levels view of `n` files into the levels tab: `ms` = markup and
+ * DOM, `paintMs` = until the frame after next (layout and paint included).
+ */
+state.benchmark = async (n) => {
+  const v = syntheticLevels(n);
+  const t0 = performance.now();
+  $("#levels-view").innerHTML = levelsHtml(v, "{}", { mode: "key" });
+  const drawn = document.querySelectorAll("#levels-view rect.file").length;
+  const ms = performance.now() - t0;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return { files: n, drawn, ms, paintMs: performance.now() - t0 };
+};
 
 $("#tabs").addEventListener("click", (e) => { if (e.target.dataset.tab) switchTab(e.target.dataset.tab); });
 $("#travel").addEventListener("change", () => refresh().catch(fail));
+// One floating tooltip for the drawn files of the levels view (their data-ref).
+const tooltip = document.body.appendChild(el("div", { id: "tooltip", hidden: "" }));
+document.addEventListener("mouseover", (e) => {
+  const t = e.target.closest?.("[data-ref]");
+  const text = t && tipFor(t.dataset.ref);
+  tooltip.hidden = !text;
+  if (text) tooltip.textContent = text;
+});
+document.addEventListener("mousemove", (e) => {
+  if (!tooltip.hidden) { tooltip.style.left = `${e.pageX + 12}px`; tooltip.style.top = `${e.pageY + 12}px`; }
+});
+$("#levels-partition").addEventListener("change", () => showLevels().catch(fail));
+$("#levels-mode").addEventListener("change", () => { delete $("#levels-mode").dataset.auto; showLevels().catch(fail); });
+$("#compaction-full").addEventListener("change", () => showCompaction().catch(fail));
+$("#compaction-partition").addEventListener("change", () => { $("#compaction-partition").dataset.touched = "1"; showCompaction().catch(fail); });
+$("#fg-partition").addEventListener("change", () => showFieldGroups().catch(fail));
+$("#timeline-view").addEventListener("click", (e) => {
+  const c = e.target.closest("circle.snap");
+  if (!c) return;
+  const travel = $("#travel");
+  const latest = state.table.info().snapshotId;
+  travel.value = Number(c.dataset.snapshot) === latest ? "" : c.dataset.snapshot;
+  refresh().catch(fail);
+});
 $("#page-size").addEventListener("change", () => { state.page = 0; showData(false).catch(fail); });
 $("#prev").addEventListener("click", () => { state.page--; showData(false).catch(fail); });
 $("#next").addEventListener("click", () => { state.page++; showData(false).catch(fail); });

@@ -428,6 +428,18 @@ fn split_uri(uri: &str) -> Option<(String, String, Vec<&str>)> {
     Some((scheme, authority, segs))
 }
 
+/// The path of `uri` relative to `table_root` (`a/b.blob`) when it lies strictly inside it
+/// (same rules as [`validate_table_root`]: scheme case-insensitive, same authority, `.`/`..`
+/// normalized; `file:///t` and `file:/t` are the same root); `None` otherwise.
+pub fn relative_to_root(table_root: &str, uri: &str) -> Option<String> {
+    let (rs, ra, rp) = split_uri(table_root)?;
+    let (us, ua, up) = split_uri(uri)?;
+    if rs != us || ra != ua || up.len() <= rp.len() || up[..rp.len()] != rp[..] {
+        return None;
+    }
+    Some(up[rp.len()..].join("/"))
+}
+
 /// Check that a descriptor URI lies inside `table_root` (same scheme, case-insensitive, same
 /// authority, and a path strictly below the root after normalizing `.`/`..`), as required
 /// before handing out presigned URLs.
@@ -559,6 +571,11 @@ mod tests {
     fn table_root_validation() {
         let root = "oss://bucket/table";
         assert!(validate_table_root(root, "oss://bucket/table/bucket-0/data.blob").is_ok());
+        assert_eq!(
+            relative_to_root("file:///t/wh/", "file:/t/wh/bucket-0/x.managed.blob").as_deref(),
+            Some("bucket-0/x.managed.blob")
+        );
+        assert_eq!(relative_to_root("file:///t/wh/", "file:/t/other/x"), None);
         assert!(validate_table_root("OSS://bucket/table/", "oss://bucket/table/./a.blob").is_ok());
         for bad in [
             "oss://bucket/table-copy/data.blob",

@@ -3,6 +3,7 @@
 pub mod avro_data;
 pub mod blob;
 pub mod blob_descriptor;
+pub mod blob_ref;
 pub mod data_file;
 pub mod deletion_vector;
 pub mod hash_index;

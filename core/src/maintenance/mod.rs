@@ -31,6 +31,7 @@ pub mod duration;
 pub mod expire;
 mod files;
 pub mod orphans;
+pub mod packs;
 pub mod tags;
 
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,7 @@ use serde::{Deserialize, Serialize};
 pub use duration::parse_duration_millis;
 pub use expire::{ExpireConfig, ExpireOutcome, expire_machine, expire_snapshots};
 pub use orphans::{OrphanOutcome, remove_orphan_files, remove_orphans_machine};
+pub use packs::{PackOutcome, collect_packs, collect_packs_machine};
 pub use tags::{
     RollbackOutcome, RollbackTarget, TagDeleteOutcome, TagInfo, create_tag, delete_tag,
     list_tag_infos, rollback,

@@ -5,8 +5,10 @@
 //! Like Java, used files are matched by file name; candidates are the files directly in
 //! `manifest/`, `index/`, `statistics/` and in bucket directories (`k=v/.../bucket-N/`, under
 //! `data-file.path-directory` when set), plus files in `snapshot/` and `changelog/` that are
-//! neither snapshot/changelog files nor hints. Managed-BLOB packs (`*.managed.blob`) and
-//! `*.blobref` sidecars are never candidates. External data paths are not listed.
+//! neither snapshot/changelog files nor hints. Managed-BLOB packs (`*.managed.blob`) are never
+//! candidates (shared by many data files; the pack collector reclaims them). A `*.blobref`
+//! sidecar is an extra file of its data file: used while the data file is, an orphan otherwise
+//! (e.g. of a failed write). External data paths are not listed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,7 +62,7 @@ pub fn remove_orphans_machine(older_than_millis: i64, dry_run: bool) -> Machine<
 /// Is this a candidate file (relative path), given the data root and partition depth?
 fn is_candidate(path: &str, data_root: &str, partition_depth: usize) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    if name.ends_with(".managed.blob") || name.ends_with(".blobref") || name.is_empty() {
+    if name.ends_with(".managed.blob") || name.is_empty() {
         return false;
     }
     let parts: Vec<&str> = path.split('/').collect();
@@ -129,7 +131,38 @@ pub async fn remove_orphan_files<T>(
         .into_iter()
         .filter(|o| is_candidate(&o.path, &root, depth))
         .collect();
+    let used = collect_used_files(io).await?;
 
+    let mut outcome = OrphanOutcome {
+        dry_run,
+        metadata_files_read: used.read.len(),
+        ..OrphanOutcome::default()
+    };
+    candidates.retain(|o| {
+        let name = o.path.rsplit('/').next().unwrap_or(&o.path);
+        let in_meta_dir = o.path.starts_with("snapshot/") || o.path.starts_with("changelog/");
+        in_meta_dir || !used.names.contains(name)
+    });
+    for o in candidates {
+        if o.modified_millis.is_some_and(|t| t < older_than_millis) {
+            outcome.removed.push(RemovedFile {
+                path: o.path,
+                size_bytes: Some(o.size_bytes),
+            });
+        } else {
+            outcome.too_young += 1;
+        }
+    }
+    if !dry_run {
+        let results = join_all(outcome.removed.iter().map(|f| io.delete(&f.path))).await;
+        results.into_iter().collect::<Result<Vec<()>>>()?;
+    }
+    Ok(outcome)
+}
+
+/// The files used by every snapshot, tag and long-lived changelog of the table and of its
+/// branches (see [`remove_orphan_files`] for the rounds and errors).
+pub(crate) async fn collect_used_files<T>(io: &Io<T>) -> Result<UsedFiles> {
     let mut used = UsedFiles::default();
     let mut passes = 0;
     loop {
@@ -163,8 +196,10 @@ pub async fn remove_orphan_files<T>(
         }
         let results = join_all(fresh.iter().map(|f| used_by_metadata_file(io, &f.path))).await;
         for (f, r) in fresh.into_iter().zip(results) {
-            if let Some(names) = r? {
-                used.names.extend(names);
+            if let Some(u) = r? {
+                used.names.extend(u.names);
+                used.without_sidecar.extend(u.without_sidecar);
+                used.live_sidecars.extend(u.live_sidecars);
                 if let (MetadataKind::Snapshot, Some(id)) = (f.kind, f.id) {
                     let max = used.max_read.entry(f.root.clone()).or_insert(id);
                     *max = (*max).max(id);
@@ -174,36 +209,11 @@ pub async fn remove_orphan_files<T>(
             used.read.insert(f.path);
         }
     }
-
-    let mut outcome = OrphanOutcome {
-        dry_run,
-        metadata_files_read: used.read.len(),
-        ..OrphanOutcome::default()
-    };
-    candidates.retain(|o| {
-        let name = o.path.rsplit('/').next().unwrap_or(&o.path);
-        let in_meta_dir = o.path.starts_with("snapshot/") || o.path.starts_with("changelog/");
-        in_meta_dir || !used.names.contains(name)
-    });
-    for o in candidates {
-        if o.modified_millis.is_some_and(|t| t < older_than_millis) {
-            outcome.removed.push(RemovedFile {
-                path: o.path,
-                size_bytes: Some(o.size_bytes),
-            });
-        } else {
-            outcome.too_young += 1;
-        }
-    }
-    if !dry_run {
-        let results = join_all(outcome.removed.iter().map(|f| io.delete(&f.path))).await;
-        results.into_iter().collect::<Result<Vec<()>>>()?;
-    }
-    Ok(outcome)
+    Ok(used)
 }
 
 #[derive(Default)]
-struct UsedFiles {
+pub(crate) struct UsedFiles {
     /// Snapshot/tag/changelog files already read (or found gone).
     read: BTreeSet<String>,
     /// Snapshots read whole, by (root, id).
@@ -211,7 +221,13 @@ struct UsedFiles {
     /// The newest snapshot read whole, per root (`""` or `branch/branch-<name>/`).
     max_read: BTreeMap<String, i64>,
     /// Names of used files.
-    names: BTreeSet<String>,
+    pub(crate) names: BTreeSet<String>,
+    /// Data files live in a snapshot read (adds minus deletes of its data manifests) that
+    /// list no `.blobref` sidecar: (file name, schema id). Such a file may reference
+    /// managed-BLOB packs nobody can see.
+    pub(crate) without_sidecar: BTreeSet<(String, i64)>,
+    /// The `.blobref` sidecars of the data files live in a snapshot read.
+    pub(crate) live_sidecars: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,7 +302,7 @@ async fn list_metadata_files<T>(io: &Io<T>) -> Result<Vec<MetadataFile>> {
 
 /// Names of the files a snapshot, tag or changelog file uses; `Ok(None)` when the file is
 /// gone (expired or deleted meanwhile).
-async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<Option<Vec<String>>> {
+async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<Option<SnapshotUse>> {
     let Some(bytes) = io.read_opt(path, None).await? else {
         return Ok(None);
     };
@@ -314,11 +330,18 @@ async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<Option<Vec<S
     }
 }
 
+/// What one snapshot uses.
+struct SnapshotUse {
+    names: Vec<String>,
+    live_sidecars: Vec<String>,
+    without_sidecar: Vec<(String, i64)>,
+}
+
 /// The names a snapshot uses, or `Err(path)` of the first missing metadata file.
 async fn used_by_snapshot<T>(
     io: &Io<T>,
     snapshot: &Snapshot,
-) -> Result<std::result::Result<Vec<String>, String>> {
+) -> Result<std::result::Result<SnapshotUse, String>> {
     let mut names = Vec::new();
     let mut lists = vec![
         snapshot.base_manifest_list.clone(),
@@ -326,18 +349,42 @@ async fn used_by_snapshot<T>(
     ];
     lists.extend(snapshot.changelog_manifest_list.clone());
     let mut metas = Vec::new();
-    for list in lists {
+    let mut data_metas = 0;
+    for (i, list) in lists.into_iter().enumerate() {
         match try_manifest_list(io, &list).await? {
             Some(m) => metas.extend(m),
             None => return Ok(Err(format!("{MANIFEST_DIR}/{list}"))),
         }
+        if i < 2 {
+            data_metas = metas.len();
+        }
         names.push(list);
     }
-    let Some(entries) = try_manifests(io, &metas).await? else {
+    let Some(entries) = try_manifests(io, &metas[..data_metas]).await? else {
         return Ok(Err(format!("a manifest of snapshot {}", snapshot.id)));
     };
+    let Some(changelog) = try_manifests(io, &metas[data_metas..]).await? else {
+        return Ok(Err(format!(
+            "a changelog manifest of snapshot {}",
+            snapshot.id
+        )));
+    };
     names.extend(metas.into_iter().map(|m| m.file_name));
-    for e in entries {
+    // The data files live in this snapshot (adds minus deletes): their sidecars must exist.
+    let mut live_sidecars = Vec::new();
+    let mut without_sidecar = Vec::new();
+    for e in crate::spec::manifest::merge_entries(entries.iter().cloned())? {
+        match e
+            .file
+            .extra_files
+            .iter()
+            .find(|x| x.ends_with(crate::format::blob_ref::BLOBREF_SUFFIX))
+        {
+            Some(x) => live_sidecars.push(x.clone()),
+            None => without_sidecar.push((e.file.file_name.clone(), e.file.schema_id)),
+        }
+    }
+    for e in entries.into_iter().chain(changelog) {
         names.push(e.file.file_name);
         names.extend(e.file.extra_files);
         if let Some(p) = e.file.external_path
@@ -354,7 +401,11 @@ async fn used_by_snapshot<T>(
         names.extend(entries.into_iter().map(|e| e.index_file.file_name));
     }
     names.extend(snapshot.statistics.clone());
-    Ok(Ok(names))
+    Ok(Ok(SnapshotUse {
+        names,
+        live_sidecars,
+        without_sidecar,
+    }))
 }
 
 #[cfg(test)]
@@ -376,7 +427,7 @@ mod tests {
             ("bucket-0/data-1.parquet", "", 1, false),
             ("dt=1/bucket-0/data-1.parquet", "", 1, true),
             ("dt=1/bucket-0/x.managed.blob", "", 1, false),
-            ("dt=1/bucket-0/x.blobref", "", 1, false),
+            ("dt=1/bucket-0/x.parquet.blobref", "", 1, true),
             ("dt=1/h=2/bucket-0/data-1.orc", "", 2, true),
             ("dt=1/other/data-1.orc", "", 1, false),
             ("data/dt=1/bucket-0/data-1.orc", "data", 1, true),

@@ -16,6 +16,9 @@
 //! DataEvolutionSplitRead}`.
 
 pub mod file;
+pub(crate) mod resolve;
+
+pub use resolve::RESOLVE_BYTES_PER_BATCH;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -91,8 +94,14 @@ pub struct ReadContext {
     /// descriptors instead of bytes.
     pub blob_as_descriptor: bool,
     /// Prefix of the URI written into blob descriptors (the descriptor's URI is this prefix
-    /// followed by the file path relative to the table root); empty by default.
+    /// followed by the file path relative to the table root); empty by default. Also the
+    /// table root that stored descriptors are resolved against: a descriptor URI under it is
+    /// read by its relative path.
     pub blob_descriptor_uri_prefix: String,
+    /// Output columns whose stored values are blob descriptors resolved to bytes after the
+    /// merge (managed BLOBs of primary-key tables, `blob-descriptor-field` columns): pairs of
+    /// (position in the output, kind). Empty with `blob-as-descriptor`.
+    pub descriptor_columns: Vec<(usize, crate::format::blob::BlobElementKind)>,
 }
 
 impl ReadContext {
@@ -161,6 +170,21 @@ impl ReadContext {
             .collect::<Result<Vec<_>>>()?;
         let filter = filter.map(|p| p.bind(&schema.fields)).transpose()?;
         let blob_as_descriptor = options.blob_as_descriptor()?;
+        let descriptor_columns = if blob_as_descriptor {
+            Vec::new()
+        } else {
+            let backed = crate::write::managed_blob::descriptor_backed_fields(&schema, &options);
+            columns
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    backed
+                        .iter()
+                        .find(|(n, _)| n == c.name())
+                        .map(|(_, k)| (i, *k))
+                })
+                .collect()
+        };
         let merge = if plan.table_kind == TableKind::PrimaryKey {
             Some(MergeConfig::from_table_options(
                 schema.fields.clone(),
@@ -189,6 +213,7 @@ impl ReadContext {
             row_ranges: plan.row_ranges.as_deref().map(RowRangeIndex::new),
             blob_as_descriptor,
             blob_descriptor_uri_prefix: String::new(),
+            descriptor_columns,
         })
     }
 
@@ -382,7 +407,14 @@ impl<'a> Sink<'a> {
             }
         }
         self.emitted += out.num_rows() as u64;
-        self.io.emit_and_yield(out).await;
+        if self.ctx.descriptor_columns.is_empty() {
+            self.io.emit_and_yield(out).await;
+            return Ok(());
+        }
+        for part in resolve::descriptor_parts(&out, &self.ctx.descriptor_columns)? {
+            let part = resolve::resolve_descriptors(self.io, self.ctx, part).await?;
+            self.io.emit_and_yield(part).await;
+        }
         Ok(())
     }
 }

@@ -4,6 +4,7 @@
 //! `Put` requests; the names of new files come from a host-given seed ([`ids::NameSource`]).
 
 pub mod alter;
+pub mod blob_validation;
 pub(crate) mod blob_write;
 pub mod bucket;
 pub mod create;
@@ -12,6 +13,7 @@ pub mod dynamic_bucket;
 pub mod encode;
 pub mod ids;
 pub mod kv_file;
+pub mod managed_blob;
 pub mod postpone;
 pub mod row;
 pub mod stats;

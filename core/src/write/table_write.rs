@@ -48,6 +48,7 @@ use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, H
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
 use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
+use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters, SidecarCollector};
 use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
 use crate::write::row::{BinaryRowEncoder, binary_row_at};
 use crate::write::stats::StatsCollector;
@@ -175,6 +176,11 @@ pub struct TableWrite {
     postpone: Option<PostponeWrite>,
     /// Append tables with BLOB columns: the normal file's columns and the `.blob` writers'.
     blob: Option<BlobLayout>,
+    /// Primary-key tables with managed BLOB columns (see [`crate::write::managed_blob`]).
+    managed: Option<ManagedBlobColumns>,
+    /// The table's root URI as Java writes it into pack descriptors (`file:/tmp/t`); needed
+    /// by tables with managed BLOB columns ([`TableWrite::with_table_uri`]).
+    table_uri: Option<String>,
     /// Data evolution: every file counts its sequence numbers from 0 (the commit stamps the
     /// snapshot id), as Java's data-evolution append writer does.
     sequence_per_file: bool,
@@ -223,6 +229,8 @@ struct BucketWriter {
     /// Key-value with `changelog-producer = input`: how changelog files are named (set at the
     /// first flush).
     changelog_names: Option<ChangelogNames>,
+    /// Managed BLOB columns: the open `.managed.blob` packs.
+    packs: PackWriters,
 }
 
 #[derive(Debug)]
@@ -389,7 +397,16 @@ impl TableWrite {
         } else {
             None
         };
-        let blob = BlobLayout::try_new(&schema, &core, target_file_size)?;
+        let (blob, managed) = if pk {
+            let managed = ManagedBlobColumns::try_new(&schema, &core)?;
+            if managed.is_some() {
+                crate::write::blob_validation::validate_blob_fields(&schema)?;
+            }
+            reject_inline_blob_fields(&schema, &core)?;
+            (None, managed)
+        } else {
+            (BlobLayout::try_new(&schema, &core, target_file_size)?, None)
+        };
         let table_arrow = paimon_to_arrow_schema(&schema.fields)?;
         let mut names = NameSource::new(options.seed);
         let postpone = match (&kv, mode) {
@@ -445,9 +462,19 @@ impl TableWrite {
             buffered_bytes: 0,
             postpone,
             blob,
+            managed,
+            table_uri: None,
             sequence_per_file: data_evolution,
             schema,
         })
+    }
+
+    /// Set the table's root URI (a host location such as `file:///tmp/t` or `s3://b/t`; see
+    /// [`crate::write::managed_blob::java_table_uri`]): managed BLOB descriptors name their pack
+    /// by its full URI, as Java does.
+    pub fn with_table_uri(mut self, location: &str) -> Self {
+        self.table_uri = Some(crate::write::managed_blob::java_table_uri(location));
+        self
     }
 
     /// The commit user the messages will be committed with. Only postpone-bucket tables
@@ -515,6 +542,9 @@ impl TableWrite {
     /// Encoding errors (naming the file).
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
         self.flush_all()?;
+        for w in self.writers.values_mut() {
+            w.packs.finish_all(&w.bucket_dir, &mut self.done)?;
+        }
         let total_buckets = match self.mode {
             Mode::AppendUnaware => None,
             Mode::KeyValuePostpone => Some(POSTPONE_BUCKET),
@@ -758,6 +788,7 @@ impl TableWrite {
                     buffer: Vec::new(),
                     changelog_files: Vec::new(),
                     changelog_names: None,
+                    packs: PackWriters::default(),
                 },
             );
         }
@@ -774,6 +805,35 @@ impl TableWrite {
         kinds: Option<ArrayRef>,
     ) -> Result<()> {
         let rows = columns.first().map_or(0, |c| c.len());
+        let mut columns = columns;
+        if let Some(managed) = self.managed.clone() {
+            let table_uri = self.table_uri.clone().ok_or_else(|| {
+                Error::invalid(
+                    "writing managed BLOB columns needs the table's URI (TableWrite::with_table_uri)",
+                )
+            })?;
+            let mut packs = Vec::new();
+            let w = self.writer(partition.clone(), bucket)?;
+            let (prefix, counter) = (w.name_prefix.clone(), &mut w.files_named);
+            let mut next_stem = || {
+                let n = *counter;
+                *counter += 1;
+                format!("{prefix}{n}")
+            };
+            let mut target = PackTarget {
+                bucket_dir: &w.bucket_dir,
+                table_uri: &table_uri,
+                next_stem: &mut next_stem,
+            };
+            w.packs.externalize(
+                &managed,
+                &mut columns,
+                kinds.as_ref(),
+                &mut target,
+                &mut packs,
+            )?;
+            self.done.extend(packs);
+        }
         if let Some(kv) = &self.kv {
             let key_cols: Vec<ArrayRef> = kv
                 .key_idx
@@ -950,10 +1010,27 @@ impl TableWrite {
             let Some(w) = self.writers.get_mut(key) else {
                 return Ok(());
             };
-            self.done.push(FileToPut {
-                path: format!("{}/{}", w.bucket_dir, meta.file_name),
-                bytes,
-            });
+            let mut meta = meta;
+            if let (Some(managed), false) = (&self.managed, changelog) {
+                let mut refs = SidecarCollector::default();
+                refs.add_batch(
+                    &part,
+                    kv.key_idx.len(),
+                    &managed.file_positions(kv.key_idx.len()),
+                )?;
+                let (sidecar, name) = refs.finish(&w.bucket_dir, &meta.file_name)?;
+                meta.extra_files.push(name);
+                self.done.push(FileToPut {
+                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
+                    bytes,
+                });
+                self.done.push(sidecar);
+            } else {
+                self.done.push(FileToPut {
+                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
+                    bytes,
+                });
+            }
             if changelog {
                 w.changelog_files.push(meta);
             } else {
@@ -1482,6 +1559,24 @@ impl KvLayout {
         };
         Ok((meta, Bytes::from(bytes)))
     }
+}
+
+/// Primary-key tables: BLOB columns stored inline (`blob-descriptor-field`, `blob-view-field`)
+/// are not written yet.
+fn reject_inline_blob_fields(schema: &TableSchema, options: &CoreOptions) -> Result<()> {
+    let inline = crate::write::blob_validation::blob_inline_fields(options);
+    if let Some(f) = schema
+        .fields
+        .iter()
+        .find(|f| inline.contains(&f.name) && matches!(f.data_type.kind, TypeKind::Blob))
+    {
+        return Err(Error::unsupported(format!(
+            "writing the BLOB column '{}' stored inline (blob-descriptor-field / blob-view-field) \
+             of a primary-key table",
+            f.name
+        )));
+    }
+    Ok(())
 }
 
 /// The option value of a merge engine.

@@ -42,6 +42,19 @@ pub(crate) struct RemoveOrphansArgs {
     dry_run: bool,
 }
 
+/// `paimon-kernel collect-packs TABLE [--older-than DURATION] [--dry-run]`.
+#[derive(Debug, Args)]
+pub(crate) struct CollectPacksArgs {
+    /// Table directory or URL.
+    table: String,
+    /// Only packs last modified longer ago than this (default `1 d`).
+    #[arg(long, value_name = "DURATION")]
+    older_than: Option<String>,
+    /// List what would be deleted; delete nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
 /// `paimon-kernel tag create|delete|list TABLE ...`.
 #[derive(Debug, Args)]
 pub(crate) struct TagArgs {
@@ -158,6 +171,67 @@ pub(crate) async fn expire(a: ExpireArgs, json_out: bool) -> Result<(), String> 
                 .map_or_else(|| "-".to_string(), |e| e.to_string())
         ));
     }
+    Ok(())
+}
+
+/// Run `collect-packs`.
+pub(crate) async fn collect_packs(a: CollectPacksArgs, json_out: bool) -> Result<(), String> {
+    let older_than = match a.older_than.as_deref() {
+        Some(t) => duration(t, "--older-than")?,
+        None => DEFAULT_ORPHAN_OLDER_THAN_MILLIS,
+    };
+    let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
+    let outcome = table
+        .collect_packs(older_than, a.dry_run)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    if json_out {
+        print(
+            &json!({
+                "dry_run": outcome.dry_run,
+                "files": files_json(&outcome.removed),
+                "deleted_files": if outcome.dry_run { 0 } else { outcome.removed.len() },
+                "deleted_bytes": if outcome.dry_run { 0 } else { outcome.removed_bytes() },
+                "packs": outcome.packs,
+                "referenced": outcome.referenced,
+                "unreferenced_packs": outcome.removed.len(),
+                "unreferenced_bytes": outcome.removed_bytes(),
+                "too_young": outcome.too_young,
+                "sidecars_read": outcome.sidecars_read,
+            })
+            .to_string(),
+        );
+        return Ok(());
+    }
+    let mut out = String::new();
+    for f in &outcome.removed {
+        out.push_str(&format!(
+            "{} {} ({} bytes)\n",
+            if outcome.dry_run {
+                "would delete"
+            } else {
+                "deleted"
+            },
+            f.path,
+            f.size_bytes.unwrap_or(0)
+        ));
+    }
+    out.push_str(&format!(
+        "{} {} unreferenced packs ({} bytes) of {}; {} referenced by the {} sidecars in use; \
+         {} unreferenced packs younger than the cut-off kept",
+        if outcome.dry_run {
+            "dry run: would delete"
+        } else {
+            "deleted"
+        },
+        outcome.removed.len(),
+        outcome.removed_bytes(),
+        outcome.packs,
+        outcome.referenced,
+        outcome.sidecars_read,
+        outcome.too_young
+    ));
+    print(&out);
     Ok(())
 }
 

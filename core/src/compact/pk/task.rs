@@ -45,6 +45,7 @@ use crate::spec::{
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
 use crate::write::kv_file::KvFileSpec;
+use crate::write::managed_blob::SidecarCollector;
 use crate::write::row::binary_row_at;
 use crate::write::stats::StatsCollector;
 use crate::write::table_write::{
@@ -137,6 +138,9 @@ struct TaskRun<'a> {
     files_named: u32,
     /// Keys (arrow-row bytes) of the first-row lookup files.
     lookup_keys: Option<BTreeSet<Vec<u8>>>,
+    /// Managed BLOB tables: positions of the managed columns in the file layout (every
+    /// output gets a `.blobref` sidecar of the packs its rows reference).
+    managed_positions: Option<Vec<(usize, crate::format::blob::BlobElementKind)>>,
     before: Vec<DataFileMeta>,
     after: Vec<DataFileMeta>,
     written: Vec<String>,
@@ -193,7 +197,11 @@ impl<'a> TaskRun<'a> {
             .unwrap_or("data-")
             .to_owned();
         let name_prefix = format!("{prefix}{}-", names.uuid());
+        let managed_positions =
+            crate::write::managed_blob::ManagedBlobColumns::try_new(schema, &options)?
+                .map(|m| m.file_positions(trimmed.len()));
         Ok(TaskRun {
+            managed_positions,
             ctx,
             task,
             options,
@@ -497,6 +505,10 @@ impl<'a> TaskRun<'a> {
             max_seq: i64::MIN,
             deletes: 0,
             rows: 0,
+            refs: self
+                .managed_positions
+                .clone()
+                .map(|p| (p, SidecarCollector::default())),
         })
     }
 
@@ -504,6 +516,21 @@ impl<'a> TaskRun<'a> {
         let (value_stats, value_stats_cols) = w.stats.finish()?;
         let key_stats = w.stats.finish_key_stats()?;
         let bytes = w.encoder.finish()?;
+        let mut extra_files = Vec::new();
+        if let Some((_, refs)) = w.refs {
+            let (sidecar, name) = refs.finish(&self.task.bucket_path, &w.name)?;
+            if !io
+                .put(&sidecar.path, sidecar.bytes, PutMode::CreateNew)
+                .await?
+            {
+                return Err(Error::invalid(format!(
+                    "compaction output {} already exists (file name collision)",
+                    sidecar.path
+                )));
+            }
+            self.written.push(sidecar.path);
+            extra_files.push(name);
+        }
         let meta = DataFileMeta {
             file_name: w.name.clone(),
             file_size: bytes.len() as i64,
@@ -520,7 +547,7 @@ impl<'a> TaskRun<'a> {
             max_sequence_number: if w.rows == 0 { 0 } else { w.max_seq },
             schema_id: self.ctx.schema.id,
             level: self.task.unit.output_level,
-            extra_files: Vec::new(),
+            extra_files,
             creation_time_millis: Some(self.ctx.time_millis),
             delete_row_count: Some(w.deletes),
             embedded_index: None,
@@ -568,6 +595,11 @@ struct OpenOutput {
     max_seq: i64,
     deletes: i64,
     rows: i64,
+    /// Managed BLOB tables: the managed columns' positions and the output's pack references.
+    refs: Option<(
+        Vec<(usize, crate::format::blob::BlobElementKind)>,
+        SidecarCollector,
+    )>,
 }
 
 impl OpenOutput {
@@ -594,6 +626,9 @@ impl OpenOutput {
             .filter(|b| **b == 1 || **b == 3)
             .count() as i64;
         self.rows += n as i64;
+        if let Some((positions, refs)) = &mut self.refs {
+            refs.add_batch(batch, k, positions)?;
+        }
         self.stats.update(batch.columns())?;
         self.encoder.write(batch)
     }

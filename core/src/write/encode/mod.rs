@@ -122,6 +122,9 @@ impl DataFileEncoder {
         compression: &str,
         options: &CoreOptions,
     ) -> Result<Self> {
+        // A BLOB column in a data file (managed BLOBs and inline descriptors of primary-key
+        // tables) holds serialized descriptors: plain binary in every format, as Java writes.
+        let fields = &blobs_as_binary(fields);
         let input = InputSchema::try_new(fields)?;
         let inner = match FileFormat::from_name(format)? {
             FileFormat::Parquet => Inner::Parquet(Box::new(parquet::ParquetEncoder::try_new(
@@ -230,9 +233,6 @@ struct InputSchema {
 
 impl InputSchema {
     fn try_new(fields: &[DataField]) -> Result<Self> {
-        for field in fields {
-            reject_blob(&field.data_type, &field.name)?;
-        }
         Ok(InputSchema {
             fields: fields.to_vec(),
             arrow: paimon_to_arrow_schema(fields)?,
@@ -286,24 +286,34 @@ fn convert(column: &ArrayRef, target: &Field) -> Result<ArrayRef> {
     cast_column_to(column, &target, "<data file being written>")
 }
 
-/// BLOB columns are stored in `.blob` files, never in data files.
-fn reject_blob(data_type: &DataType, name: &str) -> Result<()> {
-    use crate::spec::TypeKind;
-    match &data_type.kind {
-        TypeKind::Blob => Err(Error::unsupported(format!(
-            "writing BLOB column {name} to a data file (BLOB values go to .blob files)"
-        ))),
-        TypeKind::Array(e) | TypeKind::Multiset(e) => reject_blob(e, name),
-        TypeKind::Vector { element, .. } => reject_blob(element, name),
-        TypeKind::Map(k, v) => {
-            reject_blob(k, name)?;
-            reject_blob(v, name)
+/// `fields` with every `BLOB` type (nested too) replaced by `BYTES` (its physical type in
+/// Parquet, ORC and Avro data files).
+fn blobs_as_binary(fields: &[DataField]) -> Vec<DataField> {
+    fn ty(t: &DataType) -> DataType {
+        use crate::spec::TypeKind as K;
+        let kind = match &t.kind {
+            K::Blob => K::VarBinary {
+                length: crate::spec::types::MAX_LENGTH,
+            },
+            K::Array(e) => K::Array(Box::new(ty(e))),
+            K::Multiset(e) => K::Multiset(Box::new(ty(e))),
+            K::Map(k, v) => K::Map(Box::new(ty(k)), Box::new(ty(v))),
+            K::Row(fs) => K::Row(blobs_as_binary(fs)),
+            other => other.clone(),
+        };
+        DataType {
+            nullable: t.nullable,
+            kind,
         }
-        TypeKind::Row(fields) => fields
-            .iter()
-            .try_for_each(|f| reject_blob(&f.data_type, name)),
-        _ => Ok(()),
     }
+    fields
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.data_type = ty(&f.data_type);
+            f
+        })
+        .collect()
 }
 
 /// Java `SpecialFields.STRUCTURED_TYPE_FIELD_ID_BASE` (`Integer.MAX_VALUE / 4`).

@@ -854,16 +854,23 @@ fn orc_rejects_what_orc_rust_cannot_write() {
 }
 
 #[test]
-fn blob_columns_are_not_data_file_columns() {
+fn blob_columns_are_plain_binary_in_data_files() {
+    // Managed BLOBs and inline descriptors of primary-key tables: the column holds serialized
+    // descriptors, written as Java writes a BLOB column (Parquet BYTE_ARRAY without logical
+    // type, ORC binary, Avro bytes).
+    let fields = vec![field(0, "b", "BLOB")];
+    let case = Case::new(fields).batch(vec![Arc::new(arrow_array::LargeBinaryArray::from(vec![
+        Some(&b"\x02descriptor"[..]),
+        None,
+        Some(&b""[..]),
+    ]))]);
     for format in ["parquet", "orc", "avro"] {
-        for sql in ["BLOB", "ARRAY<BLOB>"] {
-            let fields = vec![field(0, "b", sql)];
-            let err =
-                DataFileEncoder::try_new(&fields, format, &CoreOptions::default()).unwrap_err();
-            assert!(
-                matches!(err, Error::Unsupported { .. }),
-                "{format} {sql}: {err}"
-            );
+        let bytes = case.round_trip(format, &CoreOptions::default());
+        if format == "parquet" {
+            let reader = SerializedFileReader::new(Bytes::from(bytes)).unwrap();
+            let col = reader.metadata().file_metadata().schema_descr().column(0);
+            assert_eq!(col.physical_type(), ::parquet::basic::Type::BYTE_ARRAY);
+            assert_eq!(col.logical_type_ref(), None);
         }
     }
 }

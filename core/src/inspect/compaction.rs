@@ -1,0 +1,253 @@
+//! The compaction preview: what `compact` would do on a snapshot, from the planners the
+//! native host's `plan-compaction` and `compact` run, as tasks of input file names and
+//! output level (for the page to highlight on the levels and field-group views).
+//!
+//! Which planner: primary-key tables [`plan_pk_compaction`] (the table's strategy, or a full
+//! compaction with `full`; deletion-vector tables are always compacted fully); fixed-bucket
+//! append tables [`plan_bucketed`]; unaware-bucket append tables [`plan_unaware`];
+//! data-evolution tables [`data_evolution::plan`]. A planner that refuses the table
+//! (`Unsupported`: e.g. postpone buckets, `changelog-producer = lookup`, append files with
+//! deletion vectors, row-tracking tables without data evolution) makes the preview
+//! *unavailable* with the planner's reason instead of failing the view.
+
+use serde::{Deserialize, Serialize};
+
+use super::{dv_index, partition_fields, partition_forms, table_kind_name};
+use crate::compact::append::{AppendCompactOptions, plan_bucketed, plan_unaware};
+use crate::compact::data_evolution::{self, DataEvolutionCompactOptions};
+use crate::compact::pk::{PkCompactRequest, is_pure_upgrade, plan_pk_compaction};
+use crate::error::{Error, Result};
+use crate::scan::TableKind;
+use crate::spec::{
+    BinaryRow, DataField, DataFileMeta, IndexManifestEntry, ManifestEntry, TableSchema,
+};
+
+/// The compaction a snapshot would get.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPreview {
+    /// The snapshot planned on.
+    pub snapshot_id: Option<i64>,
+    /// `append`, `primary-key` or `data-evolution`.
+    pub table_kind: String,
+    /// Whether a full compaction was asked for.
+    pub full: bool,
+    /// The planner used: `primary-key-full`, `primary-key-universal`,
+    /// `primary-key-force-up-level-0`, `primary-key-deletion-vectors` (always full),
+    /// `append-bucketed-full`, `append-bucketed`, `append-unaware`, `data-evolution`.
+    pub planner: String,
+    /// False when the planner refuses the table; `tasks` is then empty.
+    pub available: bool,
+    /// Why the preview is unavailable (the planner's `unsupported` message).
+    pub unavailable_reason: Option<String>,
+    /// The tasks, sorted by (partition JSON, bucket, first file name) as `plan-compaction`
+    /// sorts its units.
+    pub tasks: Vec<PreviewTask>,
+}
+
+/// One compaction task of a [`CompactionPreview`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewTask {
+    /// The partition as `$files` renders it.
+    pub partition: String,
+    /// The partition values by key (the plan JSON's form).
+    pub partition_values: serde_json::Map<String, serde_json::Value>,
+    /// The bucket (0 for unaware-bucket and data-evolution tasks).
+    pub bucket: i32,
+    /// The level the outputs go to (primary-key tables); `None` otherwise.
+    pub output_level: Option<i32>,
+    /// Whether the task only moves one file to `output_level` without rewriting it.
+    pub upgrade: bool,
+    /// The input files' names, sorted.
+    pub files: Vec<String>,
+    /// Σ input file sizes, bytes.
+    pub input_bytes: i64,
+    /// Σ input row counts.
+    pub input_rows: i64,
+}
+
+fn task(
+    pfields: &[DataField],
+    partition: &BinaryRow,
+    bucket: i32,
+    output_level: Option<i32>,
+    upgrade: bool,
+    files: &[DataFileMeta],
+) -> Result<PreviewTask> {
+    let (text, values) = partition_forms(pfields, partition)?;
+    let mut names: Vec<String> = files.iter().map(|f| f.file_name.clone()).collect();
+    names.sort();
+    Ok(PreviewTask {
+        partition: text,
+        partition_values: values,
+        bucket,
+        output_level,
+        upgrade,
+        files: names,
+        input_bytes: files
+            .iter()
+            .fold(0i64, |a, f| a.saturating_add(f.file_size)),
+        input_rows: files
+            .iter()
+            .fold(0i64, |a, f| a.saturating_add(f.row_count)),
+    })
+}
+
+/// Plan the compaction of `entries` (the live data files of snapshot `snapshot_id`, in
+/// manifest order) with the table's planner; `index_entries` are the snapshot's index
+/// manifest entries (deletion vectors); `now_millis` the planning time (early full
+/// compaction and off-peak hours of primary-key tables).
+///
+/// # Errors
+/// [`Error::Invalid`] for malformed options or inconsistent row-id ranges; [`Error::Corrupt`]
+/// for partitions or keys that do not decode. `Unsupported` from a planner is not an error:
+/// the preview is unavailable.
+pub fn compaction_preview(
+    schema: &TableSchema,
+    snapshot_id: Option<i64>,
+    entries: &[ManifestEntry],
+    index_entries: &[IndexManifestEntry],
+    full: bool,
+    now_millis: i64,
+) -> Result<CompactionPreview> {
+    let kind = TableKind::of(schema)?;
+    let options = schema.core_options();
+    let pfields = partition_fields(schema)?;
+    let mut preview = CompactionPreview {
+        snapshot_id,
+        table_kind: table_kind_name(schema)?.to_owned(),
+        full,
+        planner: String::new(),
+        available: true,
+        unavailable_reason: None,
+        tasks: Vec::new(),
+    };
+    let planned = match kind {
+        TableKind::PrimaryKey => {
+            let dv = options.deletion_vectors_enabled()?;
+            let request = PkCompactRequest {
+                full,
+                now_millis,
+                index_entries: index_entries.to_vec(),
+                ..PkCompactRequest::default()
+            };
+            preview.planner = if dv {
+                "primary-key-deletion-vectors".to_owned()
+            } else if full {
+                "primary-key-full".to_owned()
+            } else {
+                let opts =
+                    crate::compact::pk::PkCompactOptions::try_new(&options, now_millis, &[])?;
+                match opts.strategy {
+                    crate::compact::pk::CompactStrategy::Universal(_) => "primary-key-universal",
+                    crate::compact::pk::CompactStrategy::ForceUpLevel0 { .. } => {
+                        "primary-key-force-up-level-0"
+                    }
+                }
+                .to_owned()
+            };
+            plan_pk_compaction(schema, entries, &request).and_then(|tasks| {
+                tasks
+                    .iter()
+                    .map(|t| {
+                        task(
+                            &pfields,
+                            &t.partition,
+                            t.bucket,
+                            Some(t.unit.output_level),
+                            is_pure_upgrade(t),
+                            &t.unit.files,
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+        }
+        TableKind::Append | TableKind::DataEvolution => plan_append(
+            schema,
+            kind,
+            entries,
+            index_entries,
+            full,
+            &pfields,
+            &mut preview,
+        ),
+    };
+    match planned {
+        Ok(mut tasks) => {
+            tasks.sort_by(|a, b| {
+                let pa = serde_json::Value::Object(a.partition_values.clone()).to_string();
+                let pb = serde_json::Value::Object(b.partition_values.clone()).to_string();
+                (pa, a.bucket, a.files.first()).cmp(&(pb, b.bucket, b.files.first()))
+            });
+            preview.tasks = tasks;
+        }
+        Err(Error::Unsupported { feature }) => {
+            preview.available = false;
+            preview.unavailable_reason = Some(format!("unsupported: {feature}"));
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(preview)
+}
+
+/// The append and data-evolution planners, with the native host's refusals.
+fn plan_append(
+    schema: &TableSchema,
+    kind: TableKind,
+    entries: &[ManifestEntry],
+    index_entries: &[IndexManifestEntry],
+    full: bool,
+    pfields: &[DataField],
+    preview: &mut CompactionPreview,
+) -> Result<Vec<PreviewTask>> {
+    let options = schema.core_options();
+    let de = kind == TableKind::DataEvolution;
+    let bucketed = !de && options.bucket()? > 0;
+    preview.planner = match (de, bucketed, full) {
+        (true, _, _) => "data-evolution",
+        (false, true, true) => "append-bucketed-full",
+        (false, true, false) => "append-bucketed",
+        (false, false, _) => "append-unaware",
+    }
+    .to_owned();
+    if !de && options.row_tracking_enabled()? {
+        return Err(Error::unsupported(
+            "compacting a row-tracking table without data evolution (its rewritten files must \
+             store _ROW_ID and _SEQUENCE_NUMBER)",
+        ));
+    }
+    if options.deletion_vectors_enabled()? {
+        let dvs = dv_index(index_entries);
+        if let Some(e) = entries.iter().find(|e| {
+            dvs.contains_key(&(
+                e.partition.to_serialized(),
+                e.bucket,
+                e.file.file_name.clone(),
+            ))
+        }) {
+            return Err(Error::unsupported(format!(
+                "compacting data files with deletion vectors (data file {} has one)",
+                e.file.file_name
+            )));
+        }
+    }
+    if de {
+        let settings = DataEvolutionCompactOptions::from_options(&options)?;
+        data_evolution::plan(entries, &settings)?
+            .iter()
+            .map(|t| task(pfields, &t.partition, 0, None, false, &t.files))
+            .collect()
+    } else {
+        let settings = AppendCompactOptions::from_options(&options)?;
+        let tasks = if bucketed {
+            plan_bucketed(entries, &settings, full)
+        } else {
+            plan_unaware(entries, &settings)
+        };
+        tasks
+            .iter()
+            .map(|t| task(pfields, &t.partition, t.bucket, None, false, &t.files))
+            .collect()
+    }
+}
