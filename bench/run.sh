@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side read benchmark of paimon-kernel against its peers (see README.md).
+# (Writes, compactions and commits: wbench.py, README.md "Writing, compaction and commit".)
 #
 # Env (defaults):
 #   RUNS=5                  counted runs per reader and case (after 1 warm-up)

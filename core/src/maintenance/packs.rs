@@ -116,8 +116,9 @@ pub async fn collect_packs<T>(
     for name in &used.live_sidecars {
         let Some(path) = paths.get(name.as_str()) else {
             return Err(Error::invalid(format!(
-                "the used sidecar {name} is not in the table (deleted meanwhile by an expire, \
-                 or lost): no pack was collected; run again"
+                "the used sidecar {name} is not in the table: no pack was collected (run \
+                 again if an expire deleted it meanwhile; otherwise restore it: the packs \
+                 its data file references are unknown)"
             )));
         };
         sidecars.push(*path);

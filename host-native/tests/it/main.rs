@@ -11,6 +11,7 @@ mod delete_dv;
 mod dynamic_bucket;
 mod http;
 mod maintenance;
+mod managed_blob;
 mod pk_dv;
 mod scan;
 mod table;

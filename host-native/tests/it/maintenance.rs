@@ -378,6 +378,8 @@ async fn orphan_clean_removes_old_unreferenced_files_and_nothing_else() {
         "p=1/bucket-1/data-orphan-1.parquet",
         "p=7/bucket-0/data-orphan-2.parquet",
         "snapshot/.snapshot-9.tmp",
+        // The sidecar of no used data file (e.g. of a failed write): an orphan, as in Java.
+        "p=0/bucket-0/data-x.parquet.blobref",
     ];
     for o in old_orphans {
         plant(&dir, o, day2);
@@ -389,7 +391,6 @@ async fn orphan_clean_removes_old_unreferenced_files_and_nothing_else() {
         Duration::from_secs(60),
     );
     plant(&dir, "p=0/bucket-0/pack-1.managed.blob", day2);
-    plant(&dir, "p=0/bucket-0/data-x.parquet.blobref", day2);
     plant(&dir, "README.txt", day2);
     plant(&dir, "p=0/other/data-z.parquet", day2);
     let all_before = walk(&dir);

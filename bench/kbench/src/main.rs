@@ -1,0 +1,124 @@
+//! K1 of the write bench: latency of one commit adding many files to a table with many
+//! snapshots and live files, through the paimon-native library API (no CLI, so the commit is
+//! timed apart from writing the files).
+//!
+//! usage:
+//!   kbench build TABLE COMMITS FILES_PER_COMMIT
+//!       creates TABLE (append, bucket = FILES_PER_COMMIT, bucket-key id, the read bench's
+//!       append schema) and makes COMMITS commits; each writes 10 rows per bucket
+//!       (one writer, 10 * FILES_PER_COMMIT rows: one ~2 KB Parquet file per bucket).
+//!       Prints one line per 100 commits (seconds so far).
+//!   kbench commit TABLE WRITERS BUCKETS
+//!       WRITERS writers each write 10 * BUCKETS rows to TABLE (so about WRITERS * BUCKETS files),
+//!       then ONE commit of all their messages is timed.
+//! Every write holds real rows and real files; nothing is synthesized.
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    TimestampMicrosecondArray,
+};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use paimon_kernel::commit::CommitMessage;
+use paimon_native::Table;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("city", DataType::Utf8, true),
+        Field::new("amount", DataType::Float64, true),
+        Field::new("qty", DataType::Int32, true),
+        Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+        Field::new("flag", DataType::Boolean, true),
+        Field::new("note", DataType::Utf8, true),
+    ]))
+}
+
+const SCHEMA_JSON: &str = r#"{"fields": [
+ {"name": "id", "type": "BIGINT"}, {"name": "name", "type": "STRING"},
+ {"name": "city", "type": "STRING"}, {"name": "amount", "type": "DOUBLE"},
+ {"name": "qty", "type": "INT"}, {"name": "ts", "type": "TIMESTAMP(6)"},
+ {"name": "flag", "type": "BOOLEAN"}, {"name": "note", "type": "STRING"}],
+ "options": {"bucket": "BUCKETS", "bucket-key": "id"}}"#;
+
+/// `n` rows with ids from `first`.
+fn batch(first: i64, n: usize) -> Res<RecordBatch> {
+    let ids: Vec<i64> = (first..first + n as i64).collect();
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids.clone())),
+        Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("user_{i}")))),
+        Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("city_{:03}", i % 100)))),
+        Arc::new(Float64Array::from_iter_values(ids.iter().map(|i| (*i % 1000) as f64 * 0.5))),
+        Arc::new(Int32Array::from_iter_values(ids.iter().map(|i| (*i % 1000) as i32))),
+        Arc::new(TimestampMicrosecondArray::from_iter_values(
+            ids.iter().map(|i| 1_700_000_000_000_000 + i * 1000),
+        )),
+        Arc::new(BooleanArray::from_iter(ids.iter().map(|i| Some(i % 2 == 0)))),
+        Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("alpha bravo #{i}")))),
+    ];
+    Ok(RecordBatch::try_new(schema(), cols)?)
+}
+
+async fn write_once(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMessage>> {
+    let mut w = table.new_write().await?;
+    w.write(&batch(first, rows)?).await?;
+    Ok(w.prepare_commit().await?)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("build") => {
+            let (dir, commits, files): (&str, usize, usize) =
+                (&args[2], args[3].parse()?, args[4].parse()?);
+            let t0 = Instant::now();
+            let json = SCHEMA_JSON.replace("BUCKETS", &files.to_string());
+            let table = Table::create(dir, json.as_bytes()).await?;
+            let rows = 10 * files;
+            for c in 0..commits {
+                let msgs = write_once(&table, (c * rows) as i64, rows).await?;
+                table.new_commit(None).commit(msgs).await?;
+                if (c + 1) % 100 == 0 {
+                    println!("commits={} elapsed_s={:.1}", c + 1, t0.elapsed().as_secs_f64());
+                }
+            }
+        }
+        Some("commit") => {
+            let (dir, writers, buckets): (&str, usize, usize) =
+                (&args[2], args[3].parse()?, args[4].parse()?);
+            let table = Table::open(dir).await?;
+            let t0 = Instant::now();
+            let mut msgs = Vec::new();
+            let mut files = 0usize;
+            for k in 0..writers {
+                let mut w = table.new_write().await?;
+                // 10 rows per bucket on average, ids past the build's range.
+                let rows = 10 * buckets;
+                w.write(&batch(1_000_000_000 + (k * rows) as i64, rows)?).await?;
+                let m = w.prepare_commit().await?;
+                files += m.iter().map(|m| m.data_increment.new_files.len()).sum::<usize>();
+                msgs.extend(m);
+            }
+            let t_write = t0.elapsed();
+            let t1 = Instant::now();
+            let out = table.new_commit(None).commit(msgs).await?;
+            let t_commit = t1.elapsed();
+            println!(
+                "files={files} write_s={:.3} commit_ms={:.1} snapshots={:?} attempts={}",
+                t_write.as_secs_f64(),
+                t_commit.as_secs_f64() * 1000.0,
+                out.snapshot_ids,
+                out.attempts
+            );
+        }
+        _ => {
+            eprintln!("usage: kbench build TABLE COMMITS FILES_PER_COMMIT | kbench commit TABLE WRITERS BUCKETS");
+            std::process::exit(2);
+        }
+    }
+    Ok(())
+}
