@@ -92,7 +92,7 @@ fn java_split(s: &str) -> Vec<&str> {
 
 /// A comma-separated option as a set of trimmed, non-empty names in first-seen order (Java
 /// `CoreOptions#parseCommaSeparatedSet`); the first of `keys` that is set wins.
-fn comma_set(options: &CoreOptions, keys: &[&str]) -> Vec<String> {
+pub(crate) fn comma_set(options: &CoreOptions, keys: &[&str]) -> Vec<String> {
     let Some(raw) = keys.iter().find_map(|k| options.get(k)) else {
         return Vec::new();
     };

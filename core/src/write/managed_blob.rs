@@ -569,21 +569,14 @@ pub(crate) fn descriptor_backed_fields(
     schema: &TableSchema,
     options: &CoreOptions,
 ) -> Vec<(String, BlobElementKind)> {
-    let list = |key: &str| -> BTreeSet<String> {
-        options
-            .get(key)
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
+    use crate::write::blob_validation::{
+        BLOB_DESCRIPTOR_FIELD, BLOB_DESCRIPTOR_FIELD_FALLBACK, BLOB_VIEW_FIELD, comma_set,
     };
-    let views = list("blob-view-field");
-    let mut descriptors = list("blob-descriptor-field");
-    descriptors.extend(list("blob.stored-descriptor-fields"));
+    let views = comma_set(options, &[BLOB_VIEW_FIELD]);
+    let descriptors = comma_set(
+        options,
+        &[BLOB_DESCRIPTOR_FIELD, BLOB_DESCRIPTOR_FIELD_FALLBACK],
+    );
     let pk = schema.is_primary_key_table();
     schema
         .fields

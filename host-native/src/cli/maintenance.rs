@@ -174,12 +174,26 @@ pub(crate) async fn expire(a: ExpireArgs, json_out: bool) -> Result<(), String> 
     Ok(())
 }
 
+/// `--older-than` of `remove-orphans` and `collect-packs`: default one day.
+fn older_than_or_default(arg: Option<&str>) -> Result<i64, String> {
+    match arg {
+        Some(t) => duration(t, "--older-than"),
+        None => Ok(DEFAULT_ORPHAN_OLDER_THAN_MILLIS),
+    }
+}
+
+/// One `deleted PATH (N bytes)` (or `would delete ...`) line per removed file.
+fn removed_lines(removed: &[RemovedFile], dry_run: bool) -> String {
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    removed
+        .iter()
+        .map(|f| format!("{verb} {} ({} bytes)\n", f.path, f.size_bytes.unwrap_or(0)))
+        .collect()
+}
+
 /// Run `collect-packs`.
 pub(crate) async fn collect_packs(a: CollectPacksArgs, json_out: bool) -> Result<(), String> {
-    let older_than = match a.older_than.as_deref() {
-        Some(t) => duration(t, "--older-than")?,
-        None => DEFAULT_ORPHAN_OLDER_THAN_MILLIS,
-    };
+    let older_than = older_than_or_default(a.older_than.as_deref())?;
     let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
     let outcome = table
         .collect_packs(older_than, a.dry_run)
@@ -203,19 +217,7 @@ pub(crate) async fn collect_packs(a: CollectPacksArgs, json_out: bool) -> Result
         );
         return Ok(());
     }
-    let mut out = String::new();
-    for f in &outcome.removed {
-        out.push_str(&format!(
-            "{} {} ({} bytes)\n",
-            if outcome.dry_run {
-                "would delete"
-            } else {
-                "deleted"
-            },
-            f.path,
-            f.size_bytes.unwrap_or(0)
-        ));
-    }
+    let mut out = removed_lines(&outcome.removed, outcome.dry_run);
     out.push_str(&format!(
         "{} {} unreferenced packs ({} bytes) of {}; {} referenced by the {} sidecars in use; \
          {} unreferenced packs younger than the cut-off kept",
@@ -237,10 +239,7 @@ pub(crate) async fn collect_packs(a: CollectPacksArgs, json_out: bool) -> Result
 
 /// Run `remove-orphans`.
 pub(crate) async fn remove_orphans(a: RemoveOrphansArgs, json_out: bool) -> Result<(), String> {
-    let older_than = match a.older_than.as_deref() {
-        Some(t) => duration(t, "--older-than")?,
-        None => DEFAULT_ORPHAN_OLDER_THAN_MILLIS,
-    };
+    let older_than = older_than_or_default(a.older_than.as_deref())?;
     let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
     let outcome = table
         .remove_orphans(older_than, a.dry_run)
@@ -261,19 +260,7 @@ pub(crate) async fn remove_orphans(a: RemoveOrphansArgs, json_out: bool) -> Resu
         );
         return Ok(());
     }
-    let mut out = String::new();
-    for f in &outcome.removed {
-        out.push_str(&format!(
-            "{} {} ({} bytes)\n",
-            if outcome.dry_run {
-                "would delete"
-            } else {
-                "deleted"
-            },
-            f.path,
-            f.size_bytes.unwrap_or(0)
-        ));
-    }
+    let mut out = removed_lines(&outcome.removed, outcome.dry_run);
     out.push_str(&format!(
         "{} {} orphan files ({} bytes); {} unused files younger than the cut-off kept",
         if outcome.dry_run {
