@@ -28,6 +28,10 @@ use crate::spec::snapshot::{Snapshot, decode_snapshot, decode_tag};
 /// Re-listings of snapshots and tags before giving up on a table that keeps changing.
 const MAX_PASSES: usize = 20;
 
+/// Passes in which a snapshot file may be found with a manifest missing before the table is
+/// called damaged (an expire deletes manifests before the snapshot file).
+const MISSING_RETRIES: usize = 3;
+
 /// What an orphan clean did.
 ///
 /// Source: Java `org.apache.paimon.operation.CleanOrphanFilesResult` (deleted files and
@@ -182,6 +186,8 @@ pub(crate) async fn collect_used_files<T>(io: &Io<T>) -> Result<UsedFiles> {
             .into_iter()
             .filter(|f| !used.read.contains(&f.path))
             .filter(|f| match (f.kind, f.id) {
+                // One found with a manifest missing is read again whatever its id.
+                _ if used.missing_seen.contains_key(&f.path) => true,
                 (MetadataKind::Snapshot, Some(id)) => {
                     used.max_read.get(&f.root).is_none_or(|m| id <= *m)
                 }
@@ -196,7 +202,27 @@ pub(crate) async fn collect_used_files<T>(io: &Io<T>) -> Result<UsedFiles> {
         }
         let results = join_all(fresh.iter().map(|f| used_by_metadata_file(io, &f.path))).await;
         for (f, r) in fresh.into_iter().zip(results) {
-            if let Some(u) = r? {
+            let u = match r? {
+                MetadataRead::Gone => None,
+                MetadataRead::Used(u) => Some(u),
+                MetadataRead::Missing(missing) => {
+                    // A concurrent expire deletes a snapshot's manifests before its snapshot
+                    // file: read it again after the next listing, and call the table damaged
+                    // only if the file stays while its manifest stays missing.
+                    let seen = used.missing_seen.entry(f.path.clone()).or_insert(0);
+                    *seen += 1;
+                    if *seen >= MISSING_RETRIES {
+                        return Err(Error::invalid(format!(
+                            "{} is live but {missing} is missing; orphan clean stopped without \
+                             deleting anything (the table is damaged: restore the file or roll \
+                             back)",
+                            f.path
+                        )));
+                    }
+                    continue;
+                }
+            };
+            if let Some(u) = u {
                 used.names.extend(u.names);
                 used.without_sidecar.extend(u.without_sidecar);
                 used.live_sidecars.extend(u.live_sidecars);
@@ -216,6 +242,8 @@ pub(crate) async fn collect_used_files<T>(io: &Io<T>) -> Result<UsedFiles> {
 pub(crate) struct UsedFiles {
     /// Snapshot/tag/changelog files already read (or found gone).
     read: BTreeSet<String>,
+    /// Metadata files found with a manifest missing, and in how many passes.
+    missing_seen: BTreeMap<String, usize>,
     /// Snapshots read whole, by (root, id).
     snapshots_read: BTreeSet<(String, i64)>,
     /// The newest snapshot read whole, per root (`""` or `branch/branch-<name>/`).
@@ -302,9 +330,9 @@ async fn list_metadata_files<T>(io: &Io<T>) -> Result<Vec<MetadataFile>> {
 
 /// Names of the files a snapshot, tag or changelog file uses; `Ok(None)` when the file is
 /// gone (expired or deleted meanwhile).
-async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<Option<SnapshotUse>> {
+async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<MetadataRead> {
     let Some(bytes) = io.read_opt(path, None).await? else {
-        return Ok(None);
+        return Ok(MetadataRead::Gone);
     };
     let is_tag = path
         .rsplit('/')
@@ -316,18 +344,26 @@ async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<Option<Snaps
         decode_snapshot(&bytes, path)?
     };
     match used_by_snapshot(io, &snapshot).await? {
-        Ok(names) => Ok(Some(names)),
+        Ok(names) => Ok(MetadataRead::Used(names)),
         Err(missing) => {
             // Gone meanwhile (a concurrent expire deletes the snapshot file last)?
             if io.head(path).await?.is_none() {
-                return Ok(None);
+                return Ok(MetadataRead::Gone);
             }
-            Err(Error::invalid(format!(
-                "{path} is live but {missing} is missing; orphan clean stopped without \
-                 deleting anything (the table is damaged: restore the file or roll back)"
-            )))
+            Ok(MetadataRead::Missing(missing))
         }
     }
+}
+
+/// What reading one snapshot, tag or changelog file found.
+enum MetadataRead {
+    /// The file is gone (expired or deleted meanwhile).
+    Gone,
+    /// What it uses.
+    Used(SnapshotUse),
+    /// The file is there but this metadata file it names is not (yet: an expire may be
+    /// half-way).
+    Missing(String),
 }
 
 /// What one snapshot uses.
