@@ -63,6 +63,19 @@ pub enum Error {
         detail: String,
     },
 
+    /// A commit of two parts (an `APPEND` snapshot, then a `COMPACT` snapshot: writes of
+    /// lookup and deletion-vector tables) published its first part and then failed (a
+    /// conflict, lost races, IO). The published snapshots are in the table and reference the
+    /// written data files: a host must not delete the commit's files (only the failed part's
+    /// own outputs are unreferenced, left for orphan cleaning) nor write the data again.
+    #[error("commit partly published (snapshots {published:?}): {detail}")]
+    PartlyPublished {
+        /// Ids of the snapshots published.
+        published: Vec<i64>,
+        /// What failed after them.
+        detail: String,
+    },
+
     /// A commit lost the race to publish its snapshot `commit.max-retries` times in a row
     /// (other committers published first). Nothing of it was published; running the same
     /// commit again later (same user and identifier) is safe and is what a host does after

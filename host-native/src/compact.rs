@@ -78,6 +78,10 @@ pub struct BucketCompaction {
     pub rewritten_files: usize,
     /// Files per level after the compaction (level → count), this bucket's.
     pub levels_after: BTreeMap<i32, usize>,
+    /// Changelog files written (`changelog-producer` `lookup` / `full-compaction`).
+    pub changelog_files: usize,
+    /// Records in those changelog files.
+    pub changelog_rows: i64,
 }
 
 /// What [`Table::compact`] did.
@@ -96,8 +100,7 @@ impl Table {
     ///
     /// # Errors
     /// Reading the snapshot; `Unsupported` for primary-key features whose
-    /// compaction is not implemented (changelog-producer lookup / full-compaction, postpone
-    /// buckets).
+    /// compaction is not implemented (postpone buckets, `changelog-producer.row-deduplicate`).
     pub async fn plan_compaction(&self, full: bool) -> Result<CompactionPlan> {
         if !self.schema().await?.is_primary_key_table() {
             return crate::compact_append::plan(self, full).await;
@@ -144,6 +147,8 @@ impl Table {
                     upgraded_files: 0,
                     rewritten_files: t.files_in.len(),
                     levels_after: BTreeMap::new(),
+                    changelog_files: 0,
+                    changelog_rows: 0,
                 })
                 .collect(),
         })
@@ -240,6 +245,8 @@ impl Table {
                 upgraded_files: s.upgraded_files,
                 rewritten_files: s.rewritten_files,
                 levels_after,
+                changelog_files: c.changelog_files.len(),
+                changelog_rows: c.changelog_files.iter().map(|f| f.row_count).sum(),
             });
         }
         Ok(CompactReport {
@@ -327,8 +334,9 @@ impl Table {
     }
 }
 
-/// Level-0 compaction of a batch write to a first-row or deletion-vector table, before its
-/// commit.
+/// Level-0 compaction of a batch write to a lookup table (first-row, `changelog-producer =
+/// lookup`, `force-lookup`, deletion vectors; not with `write-only`), before its commit.
+/// With `ignore_previous_files` (an overwrite) only the write's own files are compacted.
 ///
 /// Java's batch writers of lookup tables wait at `prepareCommit` until level 0 is
 /// compacted (`MergeTreeCompactManager#compactNotCompleted`), because batch reads of
@@ -348,6 +356,7 @@ impl Table {
 pub(crate) async fn compact_level0_after_write(
     table: &Table,
     mut messages: Vec<CommitMessage>,
+    ignore_previous_files: bool,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {
     use paimon_kernel::spec::{FileKind, MergeEngine};
     let context = format!(
@@ -359,12 +368,29 @@ pub(crate) async fn compact_level0_after_write(
     let deletion_vectors = options
         .deletion_vectors_enabled()
         .map_err(|e| Error::kernel(&context, e))?;
+    // Java's `CoreOptions#needLookup`: first-row, changelog-producer = lookup, deletion
+    // vectors, force-lookup.
+    let need_lookup = deletion_vectors
+        || options
+            .merge_engine()
+            .map_err(|e| Error::kernel(&context, e))?
+            == MergeEngine::FirstRow
+        || options
+            .changelog_producer()
+            .map_err(|e| Error::kernel(&context, e))?
+            == paimon_kernel::spec::ChangelogProducer::Lookup
+        || options
+            .get("force-lookup")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    // `write-only`: Java's writers do not compact at all (not even lookup tables).
+    let write_only = ["write-only", "write.compaction-skip"].iter().any(|k| {
+        options
+            .get(k)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    });
     let lookup = schema.is_primary_key_table()
-        && (deletion_vectors
-            || options
-                .merge_engine()
-                .map_err(|e| Error::kernel(&context, e))?
-                == MergeEngine::FirstRow)
+        && need_lookup
+        && !write_only
         && options.bucket().map_err(|e| Error::kernel(&context, e))?
             != paimon_kernel::write::postpone::POSTPONE_BUCKET;
     if !lookup
@@ -374,7 +400,12 @@ pub(crate) async fn compact_level0_after_write(
     {
         return Ok((messages, Vec::new()));
     }
-    let (mut entries, mut schemas, index_entries) = match table.scan().data_files().await? {
+    let previous = if ignore_previous_files {
+        None
+    } else {
+        table.scan().data_files().await?
+    };
+    let (mut entries, mut schemas, index_entries) = match previous {
         Some(f) => {
             let index = table.dv_index_entries(&schema, &f.snapshot).await?;
             (f.entries, f.schemas, index)

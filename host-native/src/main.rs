@@ -85,6 +85,9 @@ enum Command {
     Create(cli::write::CreateArgs),
     /// Write rows (Arrow IPC, Parquet, CSV or JSON lines) and commit them as one snapshot.
     Write(cli::write::WriteArgs),
+    /// Commit the messages of `write --prepare-only` (Java `CommitMessageSerializer` bytes)
+    /// as one batch commit.
+    Commit(cli::write::CommitArgs),
     /// Change the schema: add, drop, rename or retype columns, set or reset options (the
     /// flags repeat and apply in order, as one new schema).
     Alter(cli::alter::AlterArgs),
@@ -203,6 +206,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Serve(a) => return serve::run(a).await,
         Command::Create(a) => return cli::write::create(a, json).await,
         Command::Write(a) => return cli::write::write(a, json).await,
+        Command::Commit(a) => return cli::write::commit(a, json).await,
         Command::Alter(a) => return cli::alter::run(a, json).await,
         Command::Delete(a) => return cli::delete::run(a, json).await,
         Command::Update(a) => return cli::update::run(a, json).await,
@@ -227,6 +231,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Blob(_)
         | Command::Create(_)
         | Command::Write(_)
+        | Command::Commit(_)
         | Command::Alter(_)
         | Command::Delete(_)
         | Command::Update(_)
@@ -262,6 +267,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Blob(_)
         | Command::Create(_)
         | Command::Write(_)
+        | Command::Commit(_)
         | Command::Alter(_)
         | Command::Delete(_)
         | Command::Update(_)

@@ -6,8 +6,8 @@
 
 use paimon_kernel::io::Machine;
 use paimon_kernel::maintenance::{
-    self, ExpireConfig, ExpireOutcome, OrphanOutcome, RollbackOutcome, RollbackTarget,
-    TagDeleteOutcome, TagInfo,
+    self, ChangelogRetention, ExpireConfig, ExpireOutcome, MaintainOutcome, MaintainPlan,
+    OrphanOutcome, RollbackOutcome, RollbackTarget, TagDeleteOutcome, TagInfo,
 };
 use paimon_kernel::spec::snapshot::LocalDateTime;
 
@@ -72,8 +72,7 @@ impl Table {
     /// The expire configuration the table's latest schema asks for, with `options` applied.
     ///
     /// # Errors
-    /// [`Error::Kernel`]: `Invalid` for a malformed option, `Unsupported` for a decoupled
-    /// changelog lifecycle.
+    /// [`Error::Kernel`]: `Invalid` for a malformed option.
     pub async fn expire_config(&self, options: &ExpireOptions) -> Result<ExpireConfig> {
         let schema = self.schema().await?;
         let mut config = ExpireConfig::from_options(&schema.core_options())
@@ -98,14 +97,17 @@ impl Table {
     ///
     /// # Errors
     /// [`Error::Kernel`]: `Invalid` for inconsistent retention numbers, `Unsupported` when
-    /// the store cannot list or the changelog lifecycle is decoupled, IO failures.
+    /// the store cannot list, IO failures.
     pub async fn expire(&self, options: &ExpireOptions) -> Result<ExpireOutcome> {
         let config = self.expire_config(options).await?;
         self.expire_with(config, now_millis()).await
     }
 
     /// Expire snapshots with an explicit configuration and time (milliseconds since the
-    /// epoch).
+    /// epoch). When the table's `changelog.num-retained.*` / `changelog.time-retained` keep
+    /// changelogs longer than `config` keeps snapshots (a decoupled changelog lifecycle), the
+    /// expired snapshots stay as long-lived changelogs, which then expire by those options
+    /// (see [`maintenance::expire_with_changelogs`]).
     ///
     /// # Errors
     /// As [`Table::expire`].
@@ -114,11 +116,40 @@ impl Table {
         config: ExpireConfig,
         now_millis: i64,
     ) -> Result<ExpireOutcome> {
+        let schema = self.schema().await?;
+        let changelog = ChangelogRetention::from_options(&schema.core_options())
+            .map_err(|e| Error::kernel(format!("expiring snapshots of {}", self.location()), e))?
+            .decoupled(&config);
         self.run_maintenance(
-            maintenance::expire_machine(config, now_millis),
+            maintenance::expire_with_changelogs_machine(config, changelog, now_millis),
             "expiring snapshots",
         )
         .await
+    }
+
+    /// What Java's batch `TableCommit` runs after a commit, at `now_millis` (the commit's
+    /// time): automatic tags, tags past their retention time, the snapshot expire and, with a
+    /// decoupled changelog lifecycle, the changelog expire (see
+    /// [`paimon_kernel::maintenance::after_commit`]). `None` with `write-only` = true.
+    /// [`crate::TableCommit`] runs it after every commit and reports a failure as
+    /// `maintenance_warning` of the commit's outcome.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid`/`Unsupported` options, the failures of each step.
+    pub async fn maintain_after_commit(&self, now_millis: i64) -> Result<Option<MaintainOutcome>> {
+        let context = || format!("maintenance after a commit to {}", self.location());
+        let schema = self.schema().await?;
+        let Some(plan) = MaintainPlan::from_options(&schema.core_options())
+            .map_err(|e| Error::kernel(context(), e))?
+        else {
+            return Ok(None);
+        };
+        self.run_maintenance(
+            maintenance::maintain_machine(plan, now_millis),
+            "maintenance after a commit",
+        )
+        .await
+        .map(Some)
     }
 
     /// Remove the files no snapshot, tag, changelog or branch uses and that were last

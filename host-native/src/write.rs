@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! Table::create(location, schema JSON)            schema/schema-0 (create-new)
-//! table.new_write()  -> TableWriter               restores sequence numbers from the latest snapshot
-//!   writer.write(&batch)                          data files Put (create-new) as they complete
+//! table.new_write()  -> TableWriter               latest snapshot (and hash index), no data files yet
+//!   writer.write(&batch)                          first the live files of the batch's new partitions
+//!                                                 (manifests pruned by partition stats), then
+//!                                                 data files Put (create-new) as they complete
 //!   writer.prepare_commit() -> Vec<CommitMessage>
 //! table.new_commit(user).commit(messages)       manifests, manifest list, snapshot-N
 //!   (or commit_with_identifier / overwrite / abort)
@@ -17,7 +19,7 @@
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::StreamExt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use paimon_kernel::commit::{
     CommitMessage, CommitMode, CommitOptions, CommitOutcome, abort_machine, commit_machine,
@@ -26,9 +28,10 @@ use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, PutMode};
 use paimon_kernel::scan::planner::{INDEX_DIR, read_index_entries};
 use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_kernel::spec::{IndexManifestEntry, Snapshot};
+use paimon_kernel::spec::{BinaryRow, DataField, IndexManifestEntry, ManifestEntry, Snapshot};
 use paimon_kernel::write::create::{create_table_machine, new_table_schema};
 use paimon_kernel::write::dynamic_bucket::{HashIndexRestore, decode_hash_index};
+use paimon_kernel::write::restore::{read_partition_entries, restores_files};
 use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
 
 use crate::error::{Error, Result};
@@ -99,9 +102,12 @@ impl Table {
     }
 
     /// A writer for the table's latest schema, continuing after the latest snapshot's files.
+    /// The files are restored lazily, per partition, when a batch first holds rows of it
+    /// ([`TableWriter::write`]); append tables with `bucket` = -1 and postpone-bucket tables
+    /// read no manifest at all (Java's writers ignore their previous files).
     ///
     /// # Errors
-    /// As [`Table::schema`] and [`crate::TableScan::data_files`]; [`Error::Kernel`] with
+    /// As [`Table::schema`] and [`Table::latest_snapshot`]; [`Error::Kernel`] with
     /// `Unsupported` for tables this writer cannot write yet (the message names the feature).
     pub async fn new_write(&self) -> Result<TableWriter> {
         self.new_write_as(None).await
@@ -118,16 +124,21 @@ impl Table {
         let schema = self.schema().await?;
         let dynamic_bucket =
             schema.is_primary_key_table() && schema.core_options().bucket().ok() == Some(-1);
-        let restore = match self.scan().data_files().await? {
-            Some(files) => {
-                let mut restore = WriteRestore::from_entries(&files.entries);
-                if dynamic_bucket {
-                    restore.hash_index = self.read_hash_index(&files.snapshot).await?;
-                }
-                restore
+        let partition_fields: Vec<DataField> = schema
+            .partition_fields()
+            .map_err(|e| Error::kernel(format!("writing to table {}", self.location()), e))?
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut restore = WriteRestore::default();
+        let mut snapshot = None;
+        // An invalid 'bucket' is reported by `TableWrite::try_new` below.
+        if restores_files(&schema).unwrap_or(true) {
+            snapshot = self.latest_snapshot().await?;
+            if let (Some(s), true) = (&snapshot, dynamic_bucket) {
+                restore.hash_index = self.read_hash_index(s).await?;
             }
-            None => WriteRestore::default(),
-        };
+        }
         let inner = TableWrite::try_new(
             schema,
             restore,
@@ -136,7 +147,7 @@ impl Table {
                 time_millis: now_millis(),
             },
         )
-        .map(|w| w.with_table_uri(self.location()))
+        .map(|w| w.with_table_uri(self.location()).restore_on_demand())
         .and_then(|w| match commit_user {
             Some(user) => w.with_commit_user(user),
             None => Ok(w),
@@ -145,9 +156,35 @@ impl Table {
         Ok(TableWriter {
             table: self.clone(),
             inner,
+            snapshot,
+            partition_fields,
             written: Vec::new(),
             rows: 0,
+            ignore_previous_files: false,
         })
+    }
+
+    /// The live files of `partitions` in `snapshot`: only the manifests whose partition
+    /// statistics may hold one of them are read.
+    async fn read_partition_files(
+        &self,
+        snapshot: &Snapshot,
+        partitions: &[BinaryRow],
+        partition_fields: &[DataField],
+    ) -> Result<Vec<ManifestEntry>> {
+        let snapshot = snapshot.clone();
+        let set: BTreeSet<BinaryRow> = partitions.iter().cloned().collect();
+        let fields = partition_fields.to_vec();
+        self.run(
+            "WriteRestore",
+            format!(
+                "restoring the files of {} partition(s) of snapshot {} for a writer",
+                set.len(),
+                snapshot.id
+            ),
+            move |io| async move { read_partition_entries(&io, &snapshot, &set, &fields).await },
+        )
+        .await
     }
 
     /// The live `HASH` index files of `snapshot` and their hashes (dynamic-bucket tables).
@@ -190,12 +227,29 @@ impl Table {
 pub struct TableWriter {
     table: Table,
     inner: TableWrite,
+    /// The snapshot the writer continues after (`None`: an empty table, or a writer that
+    /// restores nothing).
+    snapshot: Option<Snapshot>,
+    /// The table's partition fields (to prune manifests by their partition statistics).
+    partition_fields: Vec<DataField>,
     /// Paths of every file this writer `Put`, for an abort.
     written: Vec<String>,
     rows: u64,
+    /// The messages are for an overwrite: lookup tables compact level 0 without the
+    /// table's existing files.
+    ignore_previous_files: bool,
 }
 
 impl TableWriter {
+    /// Prepare messages for [`TableCommit::overwrite`]: the level-0 compaction of lookup
+    /// and deletion-vector tables before the commit leaves the table's existing files out
+    /// (the overwrite removes them; Java's `withIgnorePreviousFiles`). Without it, such an
+    /// overwrite's compaction conflicts with the overwrite itself.
+    pub fn for_overwrite(mut self) -> Self {
+        self.ignore_previous_files = true;
+        self
+    }
+
     /// The Arrow schema input batches should have (the table's columns; a `_ROW_KIND` Utf8
     /// column may be added for primary-key tables).
     pub fn input_schema(&self) -> SchemaRef {
@@ -218,6 +272,23 @@ impl TableWriter {
     /// [`Error::Kernel`] with `Invalid` naming the column and row for input that does not fit
     /// the table (nothing of the batch is written then); store errors of the `Put`s.
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let partitions = self
+            .inner
+            .partitions_to_restore(batch)
+            .map_err(|e| self.context(e))?;
+        if !partitions.is_empty() {
+            let entries = match &self.snapshot {
+                Some(s) => {
+                    self.table
+                        .read_partition_files(s, &partitions, &self.partition_fields)
+                        .await?
+                }
+                None => Vec::new(),
+            };
+            self.inner
+                .restore_partitions(&partitions, &entries)
+                .map_err(|e| self.context(e))?;
+        }
         self.inner.write(batch).map_err(|e| self.context(e))?;
         self.rows += batch.num_rows() as u64;
         let files = self.inner.take_files();
@@ -225,19 +296,24 @@ impl TableWriter {
     }
 
     /// Flush everything and return the commit messages (one per partition and bucket that got
-    /// files). The writer can go on writing for a next commit. First-row tables also compact
+    /// files). The writer can go on writing for a next commit. Lookup tables (first-row,
+    /// `changelog-producer = lookup`, `force-lookup`, deletion vectors) also compact
     /// the touched buckets' level 0 (see [`crate::compact`]): their messages carry a compact
     /// increment too.
     ///
     /// # Errors
-    /// Encoding and store errors; compaction errors (first-row tables).
+    /// Encoding and store errors; compaction errors (lookup tables).
     pub async fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
         let messages = self.inner.prepare_commit().map_err(|e| self.context(e))?;
         let files = self.inner.take_files();
         self.put_files(files).await?;
-        // First-row tables: level 0 compacted before the commit, as Java's batch writers do.
-        let (messages, outputs) =
-            crate::compact::compact_level0_after_write(&self.table, messages).await?;
+        // Lookup tables: level 0 compacted before the commit, as Java's batch writers do.
+        let (messages, outputs) = crate::compact::compact_level0_after_write(
+            &self.table,
+            messages,
+            self.ignore_previous_files,
+        )
+        .await?;
         self.written.extend(outputs);
         Ok(messages)
     }
@@ -324,6 +400,8 @@ pub(crate) async fn delete_paths(host: &ObjectStoreHost, paths: Vec<String>) -> 
 pub struct TableCommit {
     table: Table,
     commit_user: String,
+    /// Fixed commit time (epoch millis) instead of the system clock.
+    time_millis: Option<i64>,
 }
 
 impl Table {
@@ -336,11 +414,20 @@ impl Table {
         TableCommit {
             table: self.clone(),
             commit_user,
+            time_millis: None,
         }
     }
 }
 
 impl TableCommit {
+    /// Commit at a fixed time (milliseconds since the epoch) instead of the system clock: the
+    /// snapshot's `timeMillis` and the "now" of the maintenance after the commit (expire,
+    /// automatic tags). For tests and replays.
+    pub fn with_time_millis(mut self, time_millis: i64) -> Self {
+        self.time_millis = Some(time_millis);
+        self
+    }
+
     /// The commit user.
     pub fn commit_user(&self) -> &str {
         &self.commit_user
@@ -350,9 +437,11 @@ impl TableCommit {
     /// written files (and one `COMPACT` snapshot for compaction results).
     ///
     /// # Errors
-    /// [`Error::Kernel`]: a conflict (`CommitConflict`), too many lost races, IO failures.
-    /// Nothing is visible after an error; the data files of the messages stay (use
-    /// [`TableCommit::abort`]).
+    /// [`Error::Kernel`]: a conflict (`CommitConflict`), too many lost races, IO failures;
+    /// `PartlyPublished` when the `APPEND` snapshot of a lookup table's write was published
+    /// and its `COMPACT` snapshot failed (do not abort such messages: the published snapshot
+    /// references their data files). After other errors nothing is visible; the data files
+    /// of the messages stay (use [`TableCommit::abort`]).
     pub async fn commit(&self, messages: Vec<CommitMessage>) -> Result<CommitOutcome> {
         self.run(messages, CommitMode::Append, BATCH_COMMIT_IDENTIFIER)
             .await
@@ -396,7 +485,34 @@ impl TableCommit {
             partition_filter: partition,
             dynamic,
         };
-        self.run(messages, mode, BATCH_COMMIT_IDENTIFIER).await
+        // As Java, an overwrite commits no changelog: its changelog files (input or
+        // compaction changelog) are deleted after the commit.
+        let changelog: Vec<CommitMessage> = messages
+            .iter()
+            .filter(|m| {
+                !m.data_increment.changelog_files.is_empty()
+                    || !m.compact_increment.changelog_files.is_empty()
+            })
+            .map(|m| CommitMessage {
+                partition: m.partition.clone(),
+                bucket: m.bucket,
+                total_buckets: m.total_buckets,
+                data_increment: paimon_kernel::commit::DataIncrement {
+                    changelog_files: m.data_increment.changelog_files.clone(),
+                    ..Default::default()
+                },
+                compact_increment: paimon_kernel::commit::CompactIncrement {
+                    changelog_files: m.compact_increment.changelog_files.clone(),
+                    ..Default::default()
+                },
+            })
+            .collect();
+        let outcome = self.run(messages, mode, BATCH_COMMIT_IDENTIFIER).await?;
+        if !changelog.is_empty() {
+            // Best effort: an orphan changelog file is harmless.
+            let _ = self.abort(changelog).await;
+        }
+        Ok(outcome)
     }
 
     /// Delete the files the messages added (they will not be committed).
@@ -438,7 +554,8 @@ impl TableCommit {
         // again: its user and identifier make a rerun safe (never applied twice).
         let mut wait_millis: u64 = 10;
         for round in 0..=CONTENDED_ROUNDS {
-            let options = CommitOptions::new(self.commit_user.clone(), now_millis(), random_seed())
+            let time_millis = self.time_millis.unwrap_or_else(now_millis);
+            let options = CommitOptions::new(self.commit_user.clone(), time_millis, random_seed())
                 .with_identifier(identifier)
                 .with_check_from_snapshot(check_from);
             let machine = commit_machine(schema.clone(), messages.clone(), mode.clone(), options)
@@ -455,6 +572,15 @@ impl TableCommit {
                     tokio::time::sleep(std::time::Duration::from_millis(wait_millis + jitter))
                         .await;
                     wait_millis = (wait_millis * 2).min(10_000);
+                }
+                Ok(mut outcome) => {
+                    // Java's `TableCommitImpl.maintain`: after every commit, even an empty
+                    // one; a failure is reported, the commit stands.
+                    match self.table.maintain_after_commit(time_millis).await {
+                        Ok(done) => outcome.maintenance = done,
+                        Err(e) => outcome.maintenance_warning = Some(e.to_string()),
+                    }
+                    return Ok(outcome);
                 }
                 other => return other,
             }
@@ -561,7 +687,13 @@ impl Table {
                 commit,
             }),
             Err(e) => {
-                let _ = writer.abort().await;
+                // A partly published commit references the written files: keep them.
+                if !matches!(
+                    e.as_kernel(),
+                    Some(paimon_kernel::Error::PartlyPublished { .. })
+                ) {
+                    let _ = writer.abort().await;
+                }
                 Err(e)
             }
         }

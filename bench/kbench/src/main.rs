@@ -8,6 +8,11 @@
 //!       append schema) and makes COMMITS commits; each writes 10 rows per bucket
 //!       (one writer, 10 * FILES_PER_COMMIT rows: one ~2 KB Parquet file per bucket).
 //!       Prints one line per 100 commits (seconds so far).
+//!   kbench build TABLE COMMITS FILES_PER_COMMIT daily
+//!       as `build`, partitioned by `qty`: commit c writes only rows with qty = (c + 310) % 1000
+//!       (ids qty + 1000 j), so each commit adds FILES_PER_COMMIT files to one new partition, as
+//!       a table partitioned by day does; with 700 commits the last 10 write qty 0..=9, the
+//!       partitions `kbench commit TABLE 1 1` writes (its ids 1,000,000,000..+10).
 //!   kbench commit TABLE WRITERS BUCKETS
 //!       WRITERS writers each write 10 * BUCKETS rows to TABLE (so about WRITERS * BUCKETS files),
 //!       then ONE commit of all their messages is timed.
@@ -46,7 +51,11 @@ const SCHEMA_JSON: &str = r#"{"fields": [
 
 /// `n` rows with ids from `first`.
 fn batch(first: i64, n: usize) -> Res<RecordBatch> {
-    let ids: Vec<i64> = (first..first + n as i64).collect();
+    batch_of((first..first + n as i64).collect())
+}
+
+/// Rows with these ids.
+fn batch_of(ids: Vec<i64>) -> Res<RecordBatch> {
     let cols: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from(ids.clone())),
         Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("user_{i}")))),
@@ -76,11 +85,23 @@ async fn main() -> Res<()> {
             let (dir, commits, files): (&str, usize, usize) =
                 (&args[2], args[3].parse()?, args[4].parse()?);
             let t0 = Instant::now();
-            let json = SCHEMA_JSON.replace("BUCKETS", &files.to_string());
+            let daily = args.get(5).map(String::as_str) == Some("daily");
+            let mut json = SCHEMA_JSON.replace("BUCKETS", &files.to_string());
+            if daily {
+                json = json.replace(r#""options""#, r#""partitionKeys": ["qty"], "options""#);
+            }
             let table = Table::create(dir, json.as_bytes()).await?;
             let rows = 10 * files;
             for c in 0..commits {
-                let msgs = write_once(&table, (c * rows) as i64, rows).await?;
+                let msgs = if daily {
+                    let qty = (c as i64 + 310) % 1000;
+                    let ids = (0..rows as i64).map(|j| qty + 1000 * j).collect();
+                    let mut w = table.new_write().await?;
+                    w.write(&batch_of(ids)?).await?;
+                    w.prepare_commit().await?
+                } else {
+                    write_once(&table, (c * rows) as i64, rows).await?
+                };
                 table.new_commit(None).commit(msgs).await?;
                 if (c + 1) % 100 == 0 {
                     println!("commits={} elapsed_s={:.1}", c + 1, t0.elapsed().as_secs_f64());

@@ -225,6 +225,16 @@ pub struct CommitOutcome {
     pub already_committed: bool,
     /// Publish attempts made (1 per part without contention).
     pub attempts: u32,
+    /// What the host's maintenance after the commit did (snapshot/changelog expire,
+    /// automatic tags; see [`crate::maintenance::after_commit`]); `None` when it did not run
+    /// (`write-only`, the core's commit alone) or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<crate::maintenance::MaintainOutcome>,
+    /// Why the maintenance after a successful commit failed. The commit itself stands (Java
+    /// throws from `TableCommitImpl.maintain` instead; here the snapshot is visible and only
+    /// reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance_warning: Option<String>,
 }
 
 /// A machine running [`commit`]; it emits one [`CommitOutcome`].
@@ -283,7 +293,29 @@ pub async fn commit<T>(
             outcome.already_committed = true;
             continue;
         }
-        let r = committer.try_commit(part).await?;
+        let r = match committer.try_commit(part).await {
+            Ok(r) => r,
+            Err(e) if !outcome.snapshot_ids.is_empty() => {
+                let kind = match part.kind {
+                    CommitKind::Compact => "COMPACT",
+                    _ => "second",
+                };
+                let cause = e.to_string().replace(
+                    "nothing was published",
+                    "the rest of the commit was published",
+                );
+                return Err(Error::PartlyPublished {
+                    published: outcome.snapshot_ids.clone(),
+                    detail: format!(
+                        "the {kind} part of this commit failed after its first part was \
+                         published: the written rows are committed, do not write them again \
+                         (the failed part's files are unreferenced; compact the table to \
+                         finish its work): {cause}"
+                    ),
+                });
+            }
+            Err(e) => return Err(e),
+        };
         outcome.attempts += r.attempts;
         if r.ours {
             outcome.snapshot_ids.push(r.snapshot_id);

@@ -40,7 +40,8 @@ pub struct CompactIncrement {
 }
 
 /// What one writer of one (partition, bucket) hands to the committer: a plain serde value,
-/// so it may be produced in another thread, process or machine.
+/// so it may be produced in another thread, process or machine; Java's
+/// `CommitMessageSerializer` bytes of it: [`crate::commit::serializer`].
 ///
 /// Source: Java `org.apache.paimon.table.sink.CommitMessageImpl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@
 //! will not be committed.
 //!
 //! * [`message`]: the commit messages (serde values).
+//! * [`serializer`]: Java `CommitMessageSerializer` bytes of commit messages.
 //! * [`changes`]: messages to manifest entries; partition filters; Java `HashMap` orders.
 //! * [`conflict`]: conflict detection against the latest snapshot.
 //! * [`row_tracking`]: row ids and sequence numbers of row-tracking tables.
@@ -23,6 +24,7 @@ pub mod merger;
 pub mod message;
 pub(crate) mod meta_writer;
 pub mod row_tracking;
+pub mod serializer;
 
 #[cfg(test)]
 mod tests;

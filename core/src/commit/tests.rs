@@ -296,7 +296,8 @@ fn append_commits_read_back_with_the_planner() {
         CommitOutcome {
             snapshot_ids: vec![1],
             already_committed: false,
-            attempts: 1
+            attempts: 1,
+            ..CommitOutcome::default()
         }
     );
     let s1 = snapshot(&store, 1);
@@ -719,7 +720,8 @@ fn the_same_commit_twice_gives_one_snapshot() {
         CommitOutcome {
             snapshot_ids: vec![],
             already_committed: true,
-            attempts: 0
+            attempts: 0,
+            ..CommitOutcome::default()
         }
     );
     assert_eq!(snapshot_ids(&store), vec![1, 2]);
@@ -815,7 +817,8 @@ fn a_commit_cut_between_its_two_snapshots_completes_the_second_only() {
         CommitOutcome {
             snapshot_ids: vec![3],
             already_committed: true,
-            attempts: 1
+            attempts: 1,
+            ..CommitOutcome::default()
         }
     );
     assert_eq!(snapshot(&store, 3).commit_kind, CommitKind::Compact);
@@ -1804,7 +1807,8 @@ fn an_unknown_publish_outcome_is_resolved_on_retry() {
         CommitOutcome {
             snapshot_ids: vec![1],
             already_committed: false,
-            attempts: 1
+            attempts: 1,
+            ..CommitOutcome::default()
         }
     );
     assert_eq!(snapshot_ids(&store), vec![1]);

@@ -195,25 +195,60 @@ pub(crate) async fn manifest_skipping_set<T>(
     io: &Io<T>,
     snapshot: &Snapshot,
 ) -> Result<BTreeSet<String>> {
+    skipping_set(io, snapshot, false).await
+}
+
+/// As [`manifest_skipping_set`], skipping manifest lists and index manifests that are gone
+/// (a long-lived changelog's, cleaned by the snapshot expire; Java
+/// `ChangelogDeletion.manifestSkippingSet`).
+pub(crate) async fn present_manifest_skipping_set<T>(
+    io: &Io<T>,
+    snapshot: &Snapshot,
+) -> Result<BTreeSet<String>> {
+    skipping_set(io, snapshot, true).await
+}
+
+async fn skipping_set<T>(
+    io: &Io<T>,
+    snapshot: &Snapshot,
+    skip_missing: bool,
+) -> Result<BTreeSet<String>> {
     let mut set = BTreeSet::new();
     for list in [&snapshot.base_manifest_list, &snapshot.delta_manifest_list] {
-        set.insert(list.clone());
         let Some(metas) = try_manifest_list(io, list).await? else {
+            if skip_missing {
+                continue;
+            }
             return Err(missing(&format!("{MANIFEST_DIR}/{list}")));
         };
+        set.insert(list.clone());
         set.extend(metas.into_iter().map(|m| m.file_name));
     }
     if let Some(index) = &snapshot.index_manifest {
-        set.insert(index.clone());
-        let Some(entries) = try_index_manifest(io, index).await? else {
-            return Err(missing(&format!("{MANIFEST_DIR}/{index}")));
-        };
-        set.extend(entries.into_iter().map(|e| e.index_file.file_name));
+        match try_index_manifest(io, index).await? {
+            Some(entries) => {
+                set.insert(index.clone());
+                set.extend(entries.into_iter().map(|e| e.index_file.file_name));
+            }
+            None if skip_missing => {}
+            None => return Err(missing(&format!("{MANIFEST_DIR}/{index}"))),
+        }
     }
     if let Some(stats) = &snapshot.statistics {
         set.insert(stats.clone());
     }
     Ok(set)
+}
+
+/// Which parts of a snapshot's metadata [`unused_metadata_parts`] may delete.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetadataParts {
+    /// The base and delta manifest lists and their manifests.
+    pub(crate) data_lists: bool,
+    /// The changelog manifest list and its manifests.
+    pub(crate) changelog_list: bool,
+    /// The index manifest, its index files and the statistics file.
+    pub(crate) index_and_stats: bool,
 }
 
 /// Manifest lists and manifests (`with_changelog`: also the changelog list), index manifest,
@@ -226,35 +261,70 @@ pub(crate) async fn unused_metadata_files<T>(
     with_changelog: bool,
     seen: &mut BTreeSet<String>,
 ) -> Result<Vec<RemovedFile>> {
+    let parts = MetadataParts {
+        data_lists: true,
+        changelog_list: with_changelog,
+        index_and_stats: true,
+    };
+    unused_metadata_parts(io, paths, snapshot, parts, seen).await
+}
+
+/// A manifest list and its manifests that `seen` does not hold yet (each added to `seen`);
+/// only the list's own name when it is gone.
+pub(crate) async fn unused_list_files<T>(
+    io: &Io<T>,
+    list: &str,
+    size: Option<i64>,
+    seen: &mut BTreeSet<String>,
+) -> Result<Vec<RemovedFile>> {
     let mut out = Vec::new();
-    let mut lists = vec![
-        (
+    for m in try_manifest_list(io, list).await?.unwrap_or_default() {
+        if seen.insert(m.file_name.clone()) {
+            out.push(RemovedFile {
+                path: format!("{MANIFEST_DIR}/{}", m.file_name),
+                size_bytes: u64::try_from(m.file_size).ok(),
+            });
+        }
+    }
+    if seen.insert(list.to_string()) {
+        out.push(RemovedFile {
+            path: format!("{MANIFEST_DIR}/{list}"),
+            size_bytes: size.and_then(|s| u64::try_from(s).ok()),
+        });
+    }
+    Ok(out)
+}
+
+/// As [`unused_metadata_files`], limited to `parts`.
+pub(crate) async fn unused_metadata_parts<T>(
+    io: &Io<T>,
+    paths: &TablePaths,
+    snapshot: &Snapshot,
+    parts: MetadataParts,
+    seen: &mut BTreeSet<String>,
+) -> Result<Vec<RemovedFile>> {
+    let mut out = Vec::new();
+    let mut lists = Vec::new();
+    if parts.data_lists {
+        lists.push((
             snapshot.base_manifest_list.clone(),
             snapshot.base_manifest_list_size,
-        ),
-        (
+        ));
+        lists.push((
             snapshot.delta_manifest_list.clone(),
             snapshot.delta_manifest_list_size,
-        ),
-    ];
-    if with_changelog && let Some(c) = &snapshot.changelog_manifest_list {
+        ));
+    }
+    if parts.changelog_list
+        && let Some(c) = &snapshot.changelog_manifest_list
+    {
         lists.push((c.clone(), snapshot.changelog_manifest_list_size));
     }
     for (list, size) in lists {
-        for m in try_manifest_list(io, &list).await?.unwrap_or_default() {
-            if seen.insert(m.file_name.clone()) {
-                out.push(RemovedFile {
-                    path: format!("{MANIFEST_DIR}/{}", m.file_name),
-                    size_bytes: u64::try_from(m.file_size).ok(),
-                });
-            }
-        }
-        if seen.insert(list.clone()) {
-            out.push(RemovedFile {
-                path: format!("{MANIFEST_DIR}/{list}"),
-                size_bytes: size.and_then(|s| u64::try_from(s).ok()),
-            });
-        }
+        out.extend(unused_list_files(io, &list, size, seen).await?);
+    }
+    if !parts.index_and_stats {
+        return Ok(out);
     }
     if let Some(index) = &snapshot.index_manifest
         && let Some(entries) = try_index_manifest(io, index).await?

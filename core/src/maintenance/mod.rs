@@ -27,6 +27,8 @@
 //! OrphanFilesClean, LocalOrphanFilesClean}`, `org.apache.paimon.utils.TagManager`,
 //! `org.apache.paimon.table.RollbackHelper`.
 
+pub mod after_commit;
+pub mod auto_tag;
 pub mod duration;
 pub mod expire;
 mod files;
@@ -36,8 +38,13 @@ pub mod tags;
 
 use serde::{Deserialize, Serialize};
 
+pub use after_commit::{MaintainOutcome, MaintainPlan, maintain, maintain_machine};
+pub use auto_tag::{AutoTagOutcome, TagAutoConfig, create_auto_tags, expire_tags_by_time};
 pub use duration::parse_duration_millis;
-pub use expire::{ExpireConfig, ExpireOutcome, expire_machine, expire_snapshots};
+pub use expire::{
+    ChangelogExpireConfig, ChangelogRetention, ExpireConfig, ExpireOutcome, expire_changelogs,
+    expire_machine, expire_snapshots, expire_with_changelogs, expire_with_changelogs_machine,
+};
 pub use orphans::{OrphanOutcome, remove_orphan_files, remove_orphans_machine};
 pub use packs::{PackOutcome, collect_packs, collect_packs_machine};
 pub use tags::{

@@ -200,7 +200,12 @@ pub(crate) async fn collect_used_files<T>(io: &Io<T>) -> Result<UsedFiles> {
         if fresh.is_empty() {
             break;
         }
-        let results = join_all(fresh.iter().map(|f| used_by_metadata_file(io, &f.path))).await;
+        let results = join_all(
+            fresh
+                .iter()
+                .map(|f| used_by_metadata_file(io, &f.path, f.kind == MetadataKind::Changelog)),
+        )
+        .await;
         for (f, r) in fresh.into_iter().zip(results) {
             let u = match r? {
                 MetadataRead::Gone => None,
@@ -329,8 +334,15 @@ async fn list_metadata_files<T>(io: &Io<T>) -> Result<Vec<MetadataFile>> {
 }
 
 /// Names of the files a snapshot, tag or changelog file uses; `Ok(None)` when the file is
-/// gone (expired or deleted meanwhile).
-async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<MetadataRead> {
+/// gone (expired or deleted meanwhile). `long_lived_changelog`: manifest lists and the index
+/// manifest may be gone (the snapshot expire of a decoupled changelog deletes the base and
+/// delta lists with a changelog producer, and the index manifest; Java's orphan clean reads
+/// what is there).
+async fn used_by_metadata_file<T>(
+    io: &Io<T>,
+    path: &str,
+    long_lived_changelog: bool,
+) -> Result<MetadataRead> {
     let Some(bytes) = io.read_opt(path, None).await? else {
         return Ok(MetadataRead::Gone);
     };
@@ -343,7 +355,7 @@ async fn used_by_metadata_file<T>(io: &Io<T>, path: &str) -> Result<MetadataRead
     } else {
         decode_snapshot(&bytes, path)?
     };
-    match used_by_snapshot(io, &snapshot).await? {
+    match used_by_snapshot(io, &snapshot, long_lived_changelog).await? {
         Ok(names) => Ok(MetadataRead::Used(names)),
         Err(missing) => {
             // Gone meanwhile (a concurrent expire deletes the snapshot file last)?
@@ -377,6 +389,7 @@ struct SnapshotUse {
 async fn used_by_snapshot<T>(
     io: &Io<T>,
     snapshot: &Snapshot,
+    skip_missing_lists: bool,
 ) -> Result<std::result::Result<SnapshotUse, String>> {
     let mut names = Vec::new();
     let mut lists = vec![
@@ -389,6 +402,7 @@ async fn used_by_snapshot<T>(
     for (i, list) in lists.into_iter().enumerate() {
         match try_manifest_list(io, &list).await? {
             Some(m) => metas.extend(m),
+            None if skip_missing_lists => {}
             None => return Ok(Err(format!("{MANIFEST_DIR}/{list}"))),
         }
         if i < 2 {
@@ -431,6 +445,14 @@ async fn used_by_snapshot<T>(
     }
     if let Some(index) = &snapshot.index_manifest {
         let Some(entries) = try_index_manifest(io, index).await? else {
+            if skip_missing_lists {
+                names.extend(snapshot.statistics.clone());
+                return Ok(Ok(SnapshotUse {
+                    names,
+                    live_sidecars,
+                    without_sidecar,
+                }));
+            }
             return Ok(Err(format!("{MANIFEST_DIR}/{index}")));
         };
         names.push(index.clone());

@@ -120,6 +120,13 @@ pub struct MergeConfig {
     pub sequence_groups: Vec<SequenceGroup>,
     /// Per-field options (`fields.<f>.*`), by field name.
     pub field_options: BTreeMap<String, FieldMergeOptions>,
+    /// Java's lookup merge (`LookupMergeFunction`): the table needs lookup
+    /// (`changelog-producer = lookup`, `deletion-vectors.enabled` or `force-lookup`) and the
+    /// engine is not `first-row`. Of a key's records from positive levels only the one of
+    /// the lowest level takes part in the merge (it already holds the merged history of the
+    /// levels below it), besides every level-0 record. Needs the run sources to report
+    /// levels ([`super::RunSource::batch_level`]).
+    pub lookup: bool,
 }
 
 fn parse_bool(key: &str, value: &str) -> Result<bool> {
@@ -176,6 +183,7 @@ impl MergeConfig {
             default_aggregate_function: None,
             sequence_groups: Vec::new(),
             field_options: BTreeMap::new(),
+            lookup: false,
         }
     }
 
@@ -186,7 +194,8 @@ impl MergeConfig {
     /// `partial-update.remove-record-on-sequence-group`, `aggregation.remove-record-on-delete`,
     /// `fields.default-aggregate-function` and `fields.<f>.{aggregate-function,
     /// ignore-retract, distinct, list-agg-delimiter, nested-key, nested-key-null-strategy,
-    /// nested-sequence-field, count-limit, ts-field, sequence-group}`.
+    /// nested-sequence-field, count-limit, ts-field, sequence-group}`; `changelog-producer`,
+    /// `deletion-vectors.enabled` and `force-lookup` for [`MergeConfig::lookup`].
     ///
     /// # Errors
     /// [`Error::Unsupported`] for an unknown merge engine; [`Error::Invalid`] for a malformed
@@ -241,6 +250,14 @@ impl MergeConfig {
         if let Some(v) = options.get("fields.default-aggregate-function") {
             cfg.default_aggregate_function = Some(v.trim().to_string());
         }
+        let flag = |key: &str| -> Result<bool> {
+            options.get(key).map_or(Ok(false), |v| parse_bool(key, v))
+        };
+        let changelog_lookup = options
+            .get("changelog-producer")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("lookup"));
+        cfg.lookup = engine != MergeEngine::FirstRow
+            && (changelog_lookup || flag("deletion-vectors.enabled")? || flag("force-lookup")?);
         for (key, value) in options {
             let Some(rest) = key.strip_prefix("fields.") else {
                 continue;

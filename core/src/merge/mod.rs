@@ -93,7 +93,7 @@ use arrow_array::RecordBatch;
 use futures_util::future::BoxFuture;
 
 pub use config::{FieldMergeOptions, MergeConfig, MergeEngine, SequenceGroup};
-pub use reader::{DEFAULT_BATCH_SIZE, MergeReader};
+pub use reader::{CHANGELOG_COLUMN, ChangelogMode, DEFAULT_BATCH_SIZE, MergeReader};
 
 use crate::error::Result;
 
@@ -164,6 +164,14 @@ impl RowKind {
 pub trait RunSource: Send {
     /// The next batch of the run, `None` at its end.
     fn next_batch(&mut self) -> BoxFuture<'_, Result<Option<RecordBatch>>>;
+
+    /// The level of the data file the batch last returned by [`RunSource::next_batch`]
+    /// came from (a run may hold files of several levels). Lookup merges
+    /// ([`MergeConfig::lookup`], compactions with changelog) need it; the default, 0, makes
+    /// every record a level-0 record.
+    fn batch_level(&self) -> i32 {
+        0
+    }
 }
 
 /// A [`RunSource`] over batches already in memory (tests, small inputs).

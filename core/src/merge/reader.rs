@@ -27,6 +27,10 @@ pub const DEFAULT_BATCH_SIZE: usize = 4096;
 
 const NO_CURSOR: usize = usize::MAX;
 
+/// Name of the Boolean column that marks changelog records in the output of a merge with
+/// changelog ([`MergeReader::with_compaction_lookup`]).
+pub const CHANGELOG_COLUMN: &str = "_CHANGELOG";
+
 /// The primary keys of one batch in comparable form.
 enum Keys {
     /// A single integer-like key column widened to i64 (nulls, never in valid data, sort
@@ -165,6 +169,8 @@ struct CursorBatch {
     row: usize,
     /// Index of `batch` in the reader's window, once a record of it was taken.
     window: Option<usize>,
+    /// Level of the data file the batch came from ([`RunSource::batch_level`]).
+    level: i32,
 }
 
 struct Cursor {
@@ -173,12 +179,17 @@ struct Cursor {
 }
 
 /// One record of the current key group.
+#[derive(Clone)]
 struct Rec {
     window: usize,
     row: usize,
     seq: i64,
     kind: RowKind,
     user_seq: Option<OwnedRow>,
+    /// Level of the record's data file.
+    level: i32,
+    /// The record comes from a lookup-only run ([`MergeReader::with_compaction_lookup`]).
+    lookup: bool,
 }
 
 /// What a key group merges into.
@@ -274,6 +285,44 @@ pub struct MergeReader {
     kv: Option<KvOutput>,
     /// Row kind of the last [`Merged::Cells`] result.
     cells_kind: RowKind,
+    /// [`MergeConfig::lookup`]: merge a key's level-0 records and its lowest positive-level
+    /// record only.
+    lookup_merge: bool,
+    /// Compactions of lookup tables and compactions with changelog
+    /// ([`MergeReader::with_compaction_lookup`]).
+    special: Option<CompactionLookup>,
+    /// Treat retract results as results while merging a group (changelog needs them).
+    force_keep: bool,
+}
+
+/// How a compaction derives changelog from a key's records.
+///
+/// Source: Java `LookupChangelogMergeFunctionWrapper`, `FullChangelogMergeFunctionWrapper`,
+/// `FirstRowMergeFunctionWrapper`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangelogMode {
+    /// `changelog-producer = lookup`: for a key with level-0 records, the before image is
+    /// the record of the lowest positive level (among the inputs, else the lookup hit) and
+    /// the after image the merge result: `+I` (no before, or a retract before), `-D` (the
+    /// result is a retraction), `-U` + `+U` otherwise. First-row tables emit `+I` for keys
+    /// no positive level holds.
+    Lookup,
+    /// `changelog-producer = full-compaction` (the compaction outputs to `max_level`): the
+    /// before image is the key's record at `max_level`, the after image the merge of all its
+    /// records, with the same four cases.
+    FullCompaction {
+        /// The bucket's max level.
+        max_level: i32,
+    },
+}
+
+/// State of [`MergeReader::with_compaction_lookup`].
+#[derive(Debug, Clone, Copy)]
+struct CompactionLookup {
+    /// Runs with this index or higher are lookup-only.
+    lookup_from: usize,
+    changelog: Option<ChangelogMode>,
+    first_row: bool,
 }
 
 /// The key-value columns of the pending rows (compaction output).
@@ -287,6 +336,8 @@ struct KvOutput {
     seq: Vec<i64>,
     /// `_VALUE_KIND` byte of each pending row.
     kind: Vec<i8>,
+    /// Changelog mode: whether each pending row is a changelog record (`_CHANGELOG`).
+    changelog: Option<Vec<bool>>,
 }
 
 impl std::fmt::Debug for MergeReader {
@@ -467,6 +518,9 @@ impl MergeReader {
             deferred: Deferred::default(),
             kv: None,
             cells_kind: RowKind::Insert,
+            lookup_merge: config.lookup,
+            special: None,
+            force_keep: false,
         })
     }
 
@@ -496,6 +550,66 @@ impl MergeReader {
             ..KvOutput::default()
         });
         self
+    }
+
+    /// Compaction of a lookup table, or with changelog: the last `lookup_runs` of the runs
+    /// are lookup-only (the bucket's files above the output level), and `changelog` says
+    /// how changelog records are derived.
+    ///
+    /// * A key that only lookup-only runs hold is skipped.
+    /// * `first-row`: a key that a lookup-only run holds is dropped, unless an input of a
+    ///   positive level holds it (Java keeps the merge result then).
+    /// * Other engines with [`MergeConfig::lookup`]: a key without an input record of a
+    ///   positive level merges the lookup hit of the lowest level with its level-0 records
+    ///   (Java's `LookupMergeFunction#insertInto`).
+    /// * With `changelog`, output batches get a last column `_CHANGELOG` (Boolean, no nulls):
+    ///   `true` rows are changelog records (key, sequence number, row kind and values of the
+    ///   before or after image, see [`ChangelogMode`]) in key order, `false` rows the merged
+    ///   records as without it.
+    ///
+    /// Turns the fast paths off (every key is merged as a group). Call after
+    /// [`MergeReader::with_key_value_output`] and before the first
+    /// [`MergeReader::next_batch`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] without key-value output or with more lookup runs than runs.
+    ///
+    /// Source: Java `LookupMergeTreeCompactRewriter` / `FullChangelogMergeTreeCompactRewriter`
+    /// with their merge function wrappers.
+    pub fn with_compaction_lookup(
+        mut self,
+        lookup_runs: usize,
+        changelog: Option<ChangelogMode>,
+    ) -> Result<Self> {
+        let Some(kv) = self.kv.as_mut() else {
+            return Err(Error::invalid(
+                "merge: compaction lookup needs key-value output",
+            ));
+        };
+        let Some(lookup_from) = self.cursors.len().checked_sub(lookup_runs) else {
+            return Err(Error::invalid(format!(
+                "merge: {lookup_runs} lookup runs but only {} runs",
+                self.cursors.len()
+            )));
+        };
+        if changelog.is_some() {
+            kv.changelog = Some(Vec::new());
+            let mut fields: Vec<arrow_schema::FieldRef> =
+                self.output_schema.fields().iter().cloned().collect();
+            fields.push(Arc::new(arrow_schema::Field::new(
+                CHANGELOG_COLUMN,
+                DataType::Boolean,
+                false,
+            )));
+            self.output_schema = Arc::new(Schema::new(fields));
+        }
+        self.special = Some(CompactionLookup {
+            lookup_from,
+            changelog,
+            first_row: matches!(self.engine, Engine::FirstRow { .. }),
+        });
+        self.fast = false;
+        Ok(self)
     }
 
     /// Turn the pass-through and column-wise fast paths off (tests compare both ways).
@@ -541,6 +655,9 @@ impl MergeReader {
                 kv.src.clear();
                 kv.seq.clear();
                 kv.kind.clear();
+                if let Some(flags) = &mut kv.changelog {
+                    flags.clear();
+                }
             }
         }
         out
@@ -791,6 +908,8 @@ impl MergeReader {
             seq: cb.seq[cb.row],
             kind,
             user_seq: cb.user_seq.as_ref().map(|r| r.row(cb.row).owned()),
+            level: cb.level,
+            lookup: self.special.is_some_and(|s| w >= s.lookup_from),
         });
         Ok(())
     }
@@ -812,7 +931,8 @@ impl MergeReader {
             if batch.num_rows() == 0 {
                 continue;
             }
-            let cb = self.prepare(i, batch)?;
+            let mut cb = self.prepare(i, batch)?;
+            cb.level = self.cursors[i].source.batch_level();
             if let Some(prev) = &previous_last
                 && prev.cmp_ref(cb.keys.get(0)) == Ordering::Greater
             {
@@ -891,6 +1011,7 @@ impl MergeReader {
             kinds,
             row: 0,
             window: None,
+            level: 0,
         })
     }
 
@@ -1003,6 +1124,16 @@ impl MergeReader {
                 group.sort_by(order);
             }
         }
+        if let Some(special) = self.special {
+            let out = self.finish_special_group(&group, special);
+            group.clear();
+            self.group = group;
+            out?;
+            return self.bound_window();
+        }
+        if self.lookup_merge && group.len() > 1 {
+            lookup_filter(&mut group);
+        }
         let result = self.merge_group(&group);
         if let (Some(kv), Ok(merged)) = (&mut self.kv, &result) {
             let last = group.last();
@@ -1019,6 +1150,9 @@ impl MergeReader {
                 kv.src.push(src);
                 kv.seq.push(seq);
                 kv.kind.push(kind.to_byte());
+                if let Some(flags) = &mut kv.changelog {
+                    flags.push(false);
+                }
             }
         }
         // Keep the group's allocation for the next key.
@@ -1049,7 +1183,7 @@ impl MergeReader {
             window: r.window,
             row: r.row,
         };
-        let keep_retract = self.kv.as_ref().is_some_and(|k| k.keep_retract);
+        let keep_retract = self.force_keep || self.kv.as_ref().is_some_and(|k| k.keep_retract);
         if let [r] = group {
             return Ok(if r.kind.is_add() || keep_retract {
                 row(r)
@@ -1117,6 +1251,216 @@ impl MergeReader {
         })
     }
 
+    /// Merge `recs` (sorted, oldest first) as a compaction with changelog does: the result
+    /// and its row kind, retractions included; `None` when the engine yields nothing.
+    fn merge_result(&mut self, recs: &[Rec]) -> Result<Option<(Merged, RowKind, usize)>> {
+        if recs.is_empty() {
+            return Ok(None);
+        }
+        self.force_keep = true;
+        let merged = self.merge_group(recs);
+        self.force_keep = false;
+        let last = recs.len() - 1;
+        Ok(match merged? {
+            Merged::Dropped | Merged::Deferred(_) => None,
+            Merged::Row { window, row } => recs
+                .iter()
+                .position(|r| r.window == window && r.row == row)
+                .map(|i| (Merged::Row { window, row }, recs[i].kind, i)),
+            Merged::Cells => Some((Merged::Cells, self.cells_kind, last)),
+        })
+    }
+
+    /// Queue one key-value row: the values of `merged` (a row, or the scratch cells, kept
+    /// for a next push when `keep_cells`), the key of `src`, `seq` and `kind`.
+    fn push_record(
+        &mut self,
+        merged: &Merged,
+        src: (usize, usize),
+        seq: i64,
+        kind: RowKind,
+        changelog: bool,
+        keep_cells: bool,
+    ) {
+        match merged {
+            Merged::Row { window, row } => self.push_rows(*window, *row, 1),
+            Merged::Cells => {
+                self.pending_rows += 1;
+                let cells: Vec<OutCell> = if keep_cells {
+                    self.cells.clone()
+                } else {
+                    std::mem::take(&mut self.cells)
+                };
+                for (col, cell) in self.columns.iter_mut().zip(cells) {
+                    col.push_cell(cell);
+                }
+            }
+            Merged::Dropped | Merged::Deferred(_) => return,
+        }
+        if let Some(kv) = &mut self.kv {
+            kv.src.push(src);
+            kv.seq.push(seq);
+            kv.kind.push(kind.to_byte());
+            if let Some(flags) = &mut kv.changelog {
+                flags.push(changelog);
+            }
+        }
+    }
+
+    /// Queue an input record with another row kind (a changelog before image).
+    fn push_input(&mut self, r: &Rec, kind: RowKind) {
+        let merged = Merged::Row {
+            window: r.window,
+            row: r.row,
+        };
+        self.push_record(&merged, (r.window, r.row), r.seq, kind, true, false);
+    }
+
+    /// [`MergeReader::finish_group`] of a compaction with lookup runs or changelog (see
+    /// [`MergeReader::with_compaction_lookup`]).
+    fn finish_special_group(&mut self, group: &[Rec], special: CompactionLookup) -> Result<()> {
+        let unit: Vec<Rec> = group.iter().filter(|r| !r.lookup).cloned().collect();
+        if unit.is_empty() {
+            return Ok(());
+        }
+        let keep_retract = self.kv.as_ref().is_some_and(|k| k.keep_retract);
+        let lowest_positive = |recs: &mut dyn Iterator<Item = &Rec>| -> Option<Rec> {
+            let mut best: Option<&Rec> = None;
+            for r in recs {
+                if r.level > 0 && best.is_none_or(|b| r.level < b.level) {
+                    best = Some(r);
+                }
+            }
+            best.cloned()
+        };
+        let unit_high = lowest_positive(&mut unit.iter());
+        let full = match special.changelog {
+            Some(ChangelogMode::FullCompaction { max_level }) => Some(max_level),
+            _ => None,
+        };
+        if special.first_row && full.is_none() {
+            // Java's FirstRowMergeFunctionWrapper.
+            if unit_high.is_none() && group.iter().any(|r| r.lookup) {
+                return Ok(());
+            }
+            let Some((merged, kind, i)) = self.merge_result(&unit)? else {
+                return Ok(());
+            };
+            let src = (unit[i].window, unit[i].row);
+            let changelog = special.changelog == Some(ChangelogMode::Lookup)
+                && unit_high.is_none()
+                && kind.is_add();
+            if kind.is_add() || keep_retract {
+                self.push_record(&merged, src, unit[i].seq, kind, false, changelog);
+            }
+            if changelog {
+                self.push_record(&merged, src, unit[i].seq, kind, true, false);
+            }
+            return Ok(());
+        }
+        // The before image and the records merged.
+        let (before, candidates): (Option<Rec>, Vec<Rec>) = match full {
+            Some(max_level) => {
+                let top = unit.iter().find(|r| r.level == max_level).cloned();
+                let mut recs = unit.clone();
+                if self.lookup_merge {
+                    lookup_filter(&mut recs);
+                }
+                (top, recs)
+            }
+            None => {
+                // Java's LookupChangelogMergeFunctionWrapper over LookupMergeFunction.
+                let high = unit_high.clone().or_else(|| {
+                    if self.lookup_merge {
+                        lowest_positive(&mut group.iter().filter(|r| r.lookup))
+                    } else {
+                        None
+                    }
+                });
+                let recs: Vec<Rec> = if self.lookup_merge {
+                    // The group is in merge order, so the lookup hit takes its place in it.
+                    group
+                        .iter()
+                        .filter(|r| {
+                            (!r.lookup && r.level <= 0)
+                                || high
+                                    .as_ref()
+                                    .is_some_and(|h| h.window == r.window && h.row == r.row)
+                        })
+                        .cloned()
+                        .collect()
+                } else {
+                    unit.clone()
+                };
+                (high, recs)
+            }
+        };
+        let result = self.merge_result(&candidates)?;
+        let changelog = match (special.changelog, full) {
+            (None, _) => false,
+            (Some(_), Some(_)) => true,
+            (Some(_), None) => unit.iter().any(|r| r.level <= 0),
+        };
+        // The result record (dropped retractions aside).
+        let result_kind = result.as_ref().map(|(_, k, _)| *k);
+        let result_add = result_kind.is_some_and(RowKind::is_add);
+        if let Some((merged, kind, i)) = &result
+            && (kind.is_add() || (keep_retract && full.is_none()))
+        {
+            let r = &candidates[*i];
+            self.push_record(merged, (r.window, r.row), r.seq, *kind, false, changelog);
+        }
+        if !changelog {
+            return Ok(());
+        }
+        // Full compaction: a key of one record is unchanged when it is the top record.
+        if full.is_some() && unit.len() == 1 {
+            if before.is_none()
+                && let Some((merged, _, i)) = &result
+                && result_add
+            {
+                let r = &candidates[*i];
+                self.push_record(
+                    merged,
+                    (r.window, r.row),
+                    r.seq,
+                    RowKind::Insert,
+                    true,
+                    false,
+                );
+            }
+            return Ok(());
+        }
+        let Some((merged, _, i)) = &result else {
+            return Ok(());
+        };
+        let r = &candidates[*i];
+        match &before {
+            Some(b) if b.kind.is_add() => {
+                if result_add {
+                    self.push_input(b, RowKind::UpdateBefore);
+                    let src = (r.window, r.row);
+                    self.push_record(merged, src, r.seq, RowKind::UpdateAfter, true, false);
+                } else {
+                    self.push_input(b, RowKind::Delete);
+                }
+            }
+            _ if result_add => {
+                self.push_record(
+                    merged,
+                    (r.window, r.row),
+                    r.seq,
+                    RowKind::Insert,
+                    true,
+                    false,
+                );
+            }
+            _ => {}
+        }
+        self.cells.clear();
+        Ok(())
+    }
+
     /// Bound the batches kept alive by pending rows: build them once the window holds more
     /// than `2 × runs + 16` batches.
     fn bound_window(&mut self) -> Result<()> {
@@ -1176,6 +1520,11 @@ impl MergeReader {
                 .map(|b| Arc::clone(b.column(self.value_offset + c)))
                 .collect();
             columns.push(col.finish(self.output_schema.field(kv_columns + j).data_type(), &bases)?);
+        }
+        if let Some(flags) = self.kv.as_mut().and_then(|kv| kv.changelog.as_mut()) {
+            columns.push(Arc::new(arrow_array::BooleanArray::from(std::mem::take(
+                flags,
+            ))));
         }
         self.release_window();
         RecordBatch::try_new_with_options(
@@ -1242,6 +1591,27 @@ fn window_of(
     let i = window.len() - 1;
     cb.window = Some(i);
     i
+}
+
+/// Java's `LookupMergeFunction`: of a key's records from positive levels keep the first one
+/// of the lowest level (it holds the merged history of the levels below), and every record
+/// of level 0 or below. `group` is in merge order.
+fn lookup_filter(group: &mut Vec<Rec>) {
+    let mut high: Option<usize> = None;
+    for (i, r) in group.iter().enumerate() {
+        if r.level > 0 && high.is_none_or(|h| r.level < group[h].level) {
+            high = Some(i);
+        }
+    }
+    let Some(h) = high else {
+        return;
+    };
+    let mut i = 0;
+    group.retain(|r| {
+        let keep = r.level <= 0 || i == h;
+        i += 1;
+        keep
+    });
 }
 
 fn bad_kind(run: usize, k: i8) -> Error {

@@ -701,6 +701,7 @@ async fn read_primary_key_split(
                     files: files.into_iter().collect(),
                     current: None,
                     batch_size: ctx.batch_size,
+                    level: 0,
                 }) as Box<dyn RunSource>)
             })
             .collect::<Result<_>>()?;
@@ -735,9 +736,15 @@ struct FileRunSource {
     files: std::collections::VecDeque<RunFile>,
     current: Option<FileRead>,
     batch_size: usize,
+    /// Level of the file being read.
+    level: i32,
 }
 
 impl RunSource for FileRunSource {
+    fn batch_level(&self) -> i32 {
+        self.level
+    }
+
     fn next_batch(&mut self) -> BoxFuture<'_, Result<Option<RecordBatch>>> {
         Box::pin(async move {
             loop {
@@ -750,6 +757,7 @@ impl RunSource for FileRunSource {
                 let Some(f) = self.files.pop_front() else {
                     return Ok(None);
                 };
+                self.level = f.file.level;
                 self.current = Some(
                     FileRead::open(
                         &self.io,

@@ -15,6 +15,7 @@ pub mod ids;
 pub mod kv_file;
 pub mod managed_blob;
 pub mod postpone;
+pub mod restore;
 pub mod row;
 pub mod stats;
 pub mod table_write;

@@ -10,7 +10,10 @@
 //!
 //! Driving order (the writer is pure; the host does the IO):
 //! 1. [`TableWrite::try_new`] with the table's latest schema and a [`WriteRestore`] built from
-//!    the live files of the latest snapshot ([`WriteRestore::from_entries`]).
+//!    the live files of the latest snapshot ([`WriteRestore::from_entries`]); or with an empty
+//!    one and [`TableWrite::restore_on_demand`], then before each batch the live files of the
+//!    partitions [`TableWrite::partitions_to_restore`] names, given to
+//!    [`TableWrite::restore_partitions`] (see [`crate::write::restore`]).
 //! 2. [`TableWrite::write`] for each input batch; after each call, [`TableWrite::take_files`]
 //!    gives the files completed so far: `Put` each one (create-new) before going on, so memory
 //!    stays bounded.
@@ -22,12 +25,12 @@
 //! hold their write buffer, flushed into level-0 sorted runs of every bucket when the buffered
 //! bytes of all buckets exceed `write-buffer-size`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, Int8Array, Int64Array, RecordBatch, UInt32Array};
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType as ArrowType, Field, SchemaRef};
 use bytes::Bytes;
 
 use crate::commit::{CommitMessage, DataIncrement};
@@ -87,17 +90,22 @@ impl WriteRestore {
     pub fn from_entries(entries: &[ManifestEntry]) -> Self {
         let mut out = WriteRestore::default();
         for e in entries {
-            let key = (e.partition.to_serialized(), e.bucket);
-            let seq = e.file.max_sequence_number;
-            out.max_sequence_numbers
-                .entry(key)
-                .and_modify(|m| *m = (*m).max(seq))
-                .or_insert(seq);
+            out.add_entry(e);
             if e.total_buckets > 0 && out.total_buckets.is_none() {
                 out.total_buckets = Some(e.total_buckets);
             }
         }
         out
+    }
+
+    /// Take `e`'s `_MAX_SEQUENCE_NUMBER` into its (partition, bucket)'s maximum.
+    fn add_entry(&mut self, e: &ManifestEntry) {
+        let key = (e.partition.to_serialized(), e.bucket);
+        let seq = e.file.max_sequence_number;
+        self.max_sequence_numbers
+            .entry(key)
+            .and_modify(|m| *m = (*m).max(seq))
+            .or_insert(seq);
     }
 
     /// The live `HASH` index entries of a snapshot's index manifest, whose files a writer of a
@@ -165,6 +173,9 @@ pub struct TableWrite {
     target_file_size: u64,
     write_buffer_size: u64,
     restore: WriteRestore,
+    /// [`TableWrite::restore_on_demand`]: the (serialized) partitions whose files are in
+    /// `restore`; `None`: `restore` covers the whole table.
+    restored: Option<BTreeSet<Vec<u8>>>,
     names: NameSource,
     time_millis: i64,
     writers: BTreeMap<(Vec<u8>, i32), BucketWriter>,
@@ -345,9 +356,14 @@ impl TableWrite {
                 "writing tables with data-file.external-paths",
             ));
         }
+        // `lookup` and `full-compaction` changelog comes from compaction (the host compacts
+        // level 0 of lookup tables before the commit, see `compact::pk`).
         match core.changelog_producer()? {
             ChangelogProducer::None => {}
-            ChangelogProducer::Input if pk => {}
+            ChangelogProducer::Input
+            | ChangelogProducer::Lookup
+            | ChangelogProducer::FullCompaction
+                if pk => {}
             other => {
                 return Err(Error::unsupported(format!(
                     "writing tables with changelog-producer = {other}{}",
@@ -454,6 +470,7 @@ impl TableWrite {
             target_file_size,
             write_buffer_size,
             restore,
+            restored: None,
             names,
             time_millis: options.time_millis,
             writers: BTreeMap::new(),
@@ -488,6 +505,118 @@ impl TableWrite {
             self.postpone = Some(p.with_commit_user(commit_user)?);
         }
         Ok(self)
+    }
+
+    /// Restore lazily: the [`WriteRestore`] given to [`TableWrite::try_new`] holds no data
+    /// files (only the hash index of a dynamic-bucket table); before each
+    /// [`TableWrite::write`] the host gives the live files of the partitions
+    /// [`TableWrite::partitions_to_restore`] names to [`TableWrite::restore_partitions`].
+    ///
+    /// Source: Java `AbstractFileStoreWrite#createWriterContainer` (a writer's files are
+    /// scanned when the writer of its partition and bucket is first created).
+    pub fn restore_on_demand(mut self) -> Self {
+        self.restored = Some(BTreeSet::new());
+        self
+    }
+
+    /// Whether new files continue after the table's existing files (their sequence numbers).
+    /// `false` for append tables with `bucket` = -1 and postpone-bucket tables, whose writers
+    /// ignore previous files as Java's `AppendFileStoreWrite` and
+    /// `PostponeBucketFileStoreWrite` do: they need no restore at all.
+    pub fn restores_files(&self) -> bool {
+        !matches!(self.mode, Mode::AppendUnaware | Mode::KeyValuePostpone)
+    }
+
+    /// With [`TableWrite::restore_on_demand`]: the partitions of `batch`'s rows whose files
+    /// are not restored yet, in byte order of their serialized rows (the empty row for an
+    /// unpartitioned table). Empty otherwise, and when [`TableWrite::restores_files`] is
+    /// `false`. A batch lacking a partition column gives an empty list ([`TableWrite::write`]
+    /// names the column).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the column for partition values that do not fit the column's
+    /// type.
+    pub fn partitions_to_restore(&self, batch: &RecordBatch) -> Result<Vec<BinaryRow>> {
+        let Some(restored) = &self.restored else {
+            return Ok(Vec::new());
+        };
+        if !self.restores_files() || batch.num_rows() == 0 {
+            return Ok(Vec::new());
+        }
+        let mut wanted: BTreeSet<Vec<u8>> = BTreeSet::new();
+        if self.partition_idx.is_empty() {
+            wanted.insert(BinaryRow::empty().to_serialized());
+        } else {
+            let schema = batch.schema();
+            let mut pcols = Vec::with_capacity(self.partition_idx.len());
+            for (idx, field) in self.partition_idx.iter().zip(&self.partition_fields) {
+                let arrow_field = self.table_arrow.field(*idx);
+                let Ok(i) = schema.index_of(&field.name) else {
+                    return Ok(Vec::new());
+                };
+                let col = batch.column(i);
+                pcols.push(if col.data_type() == arrow_field.data_type() {
+                    Arc::clone(col)
+                } else {
+                    conform_column(col, arrow_field, &field.data_type)?
+                });
+            }
+            let ptypes: Vec<DataType> = self
+                .partition_fields
+                .iter()
+                .map(|f| f.data_type.clone())
+                .collect();
+            for r in 0..batch.num_rows() {
+                wanted.insert(binary_row_at(&pcols, &ptypes, r)?.to_serialized());
+            }
+        }
+        wanted
+            .into_iter()
+            .filter(|p| !restored.contains(p))
+            .map(|p| BinaryRow::from_serialized(&p, "partition of the input"))
+            .collect()
+    }
+
+    /// With [`TableWrite::restore_on_demand`]: take the live files of `partitions` (the
+    /// latest snapshot's `Add` entries of these partitions, e.g. from
+    /// [`crate::write::restore::read_partition_entries`]; entries of other partitions are
+    /// ignored). New rows of these partitions continue after the files' sequence numbers.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] without [`TableWrite::restore_on_demand`]; [`Error::Unsupported`]
+    /// when a file of a fixed-bucket table was written for another bucket count (rescaling),
+    /// naming the partition.
+    pub fn restore_partitions(
+        &mut self,
+        partitions: &[BinaryRow],
+        entries: &[ManifestEntry],
+    ) -> Result<()> {
+        if self.restored.is_none() {
+            return Err(Error::invalid(
+                "restore_partitions needs a writer made with TableWrite::restore_on_demand",
+            ));
+        }
+        let keys: BTreeSet<Vec<u8>> = partitions.iter().map(BinaryRow::to_serialized).collect();
+        for e in entries {
+            if !keys.contains(&e.partition.to_serialized()) {
+                continue;
+            }
+            if self.num_buckets > 0 && e.total_buckets > 0 && e.total_buckets != self.num_buckets {
+                let ppath = partition_path(&self.partition_fields, &e.partition, &self.naming)?;
+                return Err(Error::unsupported(format!(
+                    "writing with 'bucket' = {} to partition '{}' whose files were written \
+                     for {} buckets (rescaling)",
+                    self.num_buckets,
+                    ppath.trim_end_matches('/'),
+                    e.total_buckets
+                )));
+            }
+            self.restore.add_entry(e);
+        }
+        if let Some(restored) = &mut self.restored {
+            restored.extend(keys);
+        }
+        Ok(())
     }
 
     /// The Arrow schema input batches should have (the table's columns in order; a
@@ -755,11 +884,20 @@ impl TableWrite {
         if !self.writers.contains_key(&key) {
             let row = BinaryRow::from_serialized(&key.0, "partition of the input")?;
             let ppath = partition_path(&self.partition_fields, &row, &self.naming)?;
-            let next_sequence = self
-                .restore
-                .max_sequence_numbers
-                .get(&key)
-                .map_or(0, |m| m.saturating_add(1));
+            let next_sequence = if !self.restores_files() {
+                0
+            } else if self.restored.as_ref().is_some_and(|r| !r.contains(&key.0)) {
+                return Err(Error::invalid(format!(
+                    "partition '{}' of the input is not restored: give its files to \
+                     TableWrite::restore_partitions first",
+                    ppath.trim_end_matches('/')
+                )));
+            } else {
+                self.restore
+                    .max_sequence_numbers
+                    .get(&key)
+                    .map_or(0, |m| m.saturating_add(1))
+            };
             let mut prefix = self
                 .options
                 .get("data-file.prefix")
@@ -1361,12 +1499,6 @@ impl KvLayout {
                 pick(idx)
             }
             MergeEngine::PartialUpdate | MergeEngine::Aggregation => {
-                if kinds.values().iter().any(|b| *b == 1 || *b == 3) {
-                    return Err(Error::unsupported(format!(
-                        "writing retractions (-U/-D) to {} tables",
-                        engine_name(self.engine)
-                    )));
-                }
                 let sorted = match &changelog {
                     Some(c) => c.clone(),
                     None => pick(order.clone())?,
@@ -1412,8 +1544,9 @@ impl KvLayout {
         Ok(Some((conv, cols)))
     }
 
-    /// Merge the groups of a sorted, add-only batch with the read side's merge engine: one
-    /// `+I` record per key, with the key group's largest sequence number.
+    /// Merge the groups of a sorted batch with the read side's merge engine: one record per
+    /// key (in the file layout) with the engine's row kind and the key group's largest
+    /// sequence number; a key of one record keeps it unchanged.
     fn merge_sorted(&self, sorted: &RecordBatch, groups: &[(usize, usize)]) -> Result<RecordBatch> {
         let k = self.key_idx.len();
         let value_names: Vec<String> = self.file_fields[k + 2..]
@@ -1431,9 +1564,14 @@ impl KvLayout {
             .map_err(|e| Error::arrow("building the merge input", e))?;
         let runs: Vec<Box<dyn RunSource>> = vec![Box::new(MemoryRunSource::new([input]))];
         let output: Vec<usize> = (0..value_names.len()).collect();
+        // Key-value output with retractions kept: a level-0 file holds each key's merge
+        // result whatever its row kind (Java's write buffer: a single record unchanged, a
+        // merged one with the merge function's kind, e.g. `-D` under
+        // `remove-record-on-delete`).
         let mut reader =
-            MergeReader::try_new(&self.merge, input_schema, output, runs, groups.len().max(1))?;
-        let mut values = Vec::new();
+            MergeReader::try_new(&self.merge, input_schema, output, runs, groups.len().max(1))?
+                .with_key_value_output(true);
+        let mut merged = Vec::new();
         loop {
             let fut = std::pin::pin!(reader.next_batch());
             let mut fut = fut;
@@ -1441,7 +1579,7 @@ impl KvLayout {
                 .as_mut()
                 .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
             {
-                std::task::Poll::Ready(Ok(Some(b))) => values.push(b),
+                std::task::Poll::Ready(Ok(Some(b))) => merged.push(b),
                 std::task::Poll::Ready(Ok(None)) => break,
                 std::task::Poll::Ready(Err(e)) => return Err(e),
                 std::task::Poll::Pending => {
@@ -1449,36 +1587,9 @@ impl KvLayout {
                 }
             }
         }
-        let vschema = values
-            .first()
-            .map(|b| b.schema())
-            .unwrap_or_else(|| Arc::new(Schema::new(Vec::<Field>::new())));
-        let values = arrow_select::concat::concat_batches(&vschema, &values)
+        let merged = arrow_select::concat::concat_batches(&reader.schema(), &merged)
             .map_err(|e| Error::arrow("concatenating merged rows", e))?;
-        if values.num_rows() != groups.len() {
-            return Err(Error::unsupported(format!(
-                "the {} merge of the write buffer dropped keys ({} keys, {} rows)",
-                engine_name(self.engine),
-                groups.len(),
-                values.num_rows()
-            )));
-        }
-        let last = UInt32Array::from(
-            groups
-                .iter()
-                .map(|(_, e)| (*e - 1) as u32)
-                .collect::<Vec<_>>(),
-        );
-        let mut cols = Vec::with_capacity(sorted.num_columns());
-        for c in &sorted.columns()[..k + 1] {
-            cols.push(
-                arrow_select::take::take(c.as_ref(), &last, None)
-                    .map_err(|e| Error::arrow("taking merged keys", e))?,
-            );
-        }
-        cols.push(Arc::new(Int8Array::from(vec![0i8; groups.len()])));
-        cols.extend(values.columns().iter().cloned());
-        RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
+        RecordBatch::try_new(Arc::clone(&self.file_schema), merged.columns().to_vec())
             .map_err(|e| Error::arrow("building merged rows", e))
     }
 
@@ -1577,16 +1688,6 @@ fn reject_inline_blob_fields(schema: &TableSchema, options: &CoreOptions) -> Res
         )));
     }
     Ok(())
-}
-
-/// The option value of a merge engine.
-fn engine_name(engine: MergeEngine) -> &'static str {
-    match engine {
-        MergeEngine::Deduplicate => "deduplicate",
-        MergeEngine::PartialUpdate => "partial-update",
-        MergeEngine::Aggregation => "aggregation",
-        MergeEngine::FirstRow => "first-row",
-    }
 }
 
 /// A memory-size option in bytes, Java's default when absent.

@@ -99,6 +99,7 @@ pub(crate) async fn compact(a: CompactArgs, json: bool) -> Result<(), String> {
         "files_out",
         "bytes_out",
         "upgraded",
+        "changelog_rows",
         "levels_after",
     ]);
     for b in &report.buckets {
@@ -117,6 +118,7 @@ pub(crate) async fn compact(a: CompactArgs, json: bool) -> Result<(), String> {
             b.files_out.to_string(),
             b.bytes_out.to_string(),
             b.upgraded_files.to_string(),
+            b.changelog_rows.to_string(),
             levels.join(" "),
         ]);
     }

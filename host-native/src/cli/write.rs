@@ -44,6 +44,12 @@ pub(crate) struct WriteArgs {
     /// applied once: give the same user to make a retried job idempotent, a new one per job.
     #[arg(long, value_name = "USER")]
     commit_user: Option<String>,
+    /// Do not commit: write the commit messages to FILE (`-` for stdout) as Java
+    /// `CommitMessageSerializer` bytes (list form after `int32 version ‖ int32 length`, see
+    /// `paimon_kernel::commit::serializer::encode_file`), for `commit TABLE --messages FILE`
+    /// or a Java coordinator.
+    #[arg(long, value_name = "FILE", conflicts_with = "overwrite")]
+    prepare_only: Option<String>,
 }
 
 fn read_text(source: &str) -> Result<Vec<u8>, String> {
@@ -100,6 +106,9 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
         .new_write_as(Some(commit.commit_user()))
         .await
         .map_err(|e| error_chain(&e))?;
+    if a.overwrite {
+        writer = writer.for_overwrite();
+    }
     let format = match &a.format {
         Some(f) => Some(InputFormat::from_name(f).map_err(|e| error_chain(&e))?),
         None => None,
@@ -131,6 +140,10 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
             }
         }
         let messages = writer.prepare_commit().await?;
+        if let Some(path) = &a.prepare_only {
+            write_messages(path, &messages)?;
+            return Ok(None);
+        }
         let partition = match &a.partition {
             Some(p) => Some(parse_partition(p).map_err(|e| {
                 paimon_native::Error::kernel("write --partition", paimon_kernel::Error::invalid(e))
@@ -154,16 +167,42 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
                 Err(_) => return Err(first),
             },
         };
-        Ok(outcome)
+        Ok(Some(outcome))
     }
     .await;
     if progress {
         eprintln!();
     }
     let outcome = match outcome {
-        Ok(o) => o,
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            let (rows, files) = (writer.rows_written(), writer.files_written());
+            let path = a.prepare_only.as_deref().unwrap_or("-");
+            if json {
+                super::print(
+                    &serde_json::json!({"rows": rows, "files": files, "messages": path})
+                        .to_string(),
+                );
+            } else if path != "-" {
+                super::print(&format!(
+                    "wrote {rows} rows in {files} files; commit messages in {path} \
+                     (not committed)"
+                ));
+            }
+            return Ok(());
+        }
         Err(e) => {
             let rows = writer.rows_written();
+            if matches!(
+                e.as_kernel(),
+                Some(paimon_kernel::Error::PartlyPublished { .. })
+            ) {
+                // The APPEND snapshot is in the table: its files must stay.
+                return Err(format!(
+                    "{} (after {rows} rows; the files written were kept)",
+                    error_chain(&e)
+                ));
+            }
             let _ = writer.abort().await;
             return Err(format!(
                 "{} (after {rows} rows; the files written were deleted)",
@@ -206,6 +245,94 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
             } else {
                 snaps
             }
+        ));
+    }
+    Ok(())
+}
+
+/// Write `messages` in the commit-message file form to `path` (`-`: stdout).
+fn write_messages(
+    path: &str,
+    messages: &[paimon_kernel::commit::CommitMessage],
+) -> Result<(), paimon_native::Error> {
+    let bytes = paimon_kernel::commit::serializer::encode_file(messages)
+        .map_err(|e| paimon_native::Error::kernel("write --prepare-only", e))?;
+    let written = if path == "-" {
+        std::io::Write::write_all(&mut std::io::stdout().lock(), &bytes)
+    } else {
+        std::fs::write(path, &bytes)
+    };
+    written.map_err(|e| {
+        paimon_native::Error::kernel(
+            "write --prepare-only",
+            paimon_kernel::Error::io(path, paimon_kernel::io::IoErrorKind::Other, e.to_string()),
+        )
+    })
+}
+
+/// `paimon-kernel commit TABLE --messages FILE [--overwrite [--partition k=v,..]]`.
+#[derive(Debug, Args)]
+pub(crate) struct CommitArgs {
+    /// Table directory or URL.
+    table: String,
+    /// Commit messages: Java `CommitMessageSerializer` bytes in the file form of
+    /// `write --prepare-only` (versions 3-12; `-` for stdin).
+    #[arg(long, value_name = "FILE|-")]
+    messages: String,
+    /// Overwrite (as `write --overwrite`) instead of adding.
+    #[arg(long)]
+    overwrite: bool,
+    /// The static partition to overwrite, `k=v,k2=v2` (needs `--overwrite`).
+    #[arg(long, value_name = "k=v,...", requires = "overwrite")]
+    partition: Option<String>,
+    /// Commit user (default: a random UUID). The same user's batch commit is applied once.
+    #[arg(long, value_name = "USER")]
+    commit_user: Option<String>,
+}
+
+/// Run `commit`: commit messages another writer prepared, as one batch commit.
+pub(crate) async fn commit(a: CommitArgs, json: bool) -> Result<(), String> {
+    let bytes = read_text(&a.messages)?;
+    let name = if a.messages == "-" {
+        "stdin"
+    } else {
+        &a.messages
+    };
+    let messages = paimon_kernel::commit::serializer::decode_file(&bytes, name)
+        .map_err(|e| format!("reading commit messages: {e}"))?;
+    let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
+    let commit = table.new_commit(a.commit_user.clone());
+    let count = messages.len();
+    let outcome = if a.overwrite {
+        let partition = a.partition.as_deref().map(parse_partition).transpose()?;
+        commit.overwrite(partition, messages).await
+    } else {
+        commit.commit(messages).await
+    }
+    .map_err(|e| error_chain(&e))?;
+    if json {
+        super::print(
+            &serde_json::json!({
+                "messages": count,
+                "snapshots": outcome.snapshot_ids,
+                "alreadyCommitted": outcome.already_committed,
+            })
+            .to_string(),
+        );
+    } else if outcome.snapshot_ids.is_empty() {
+        super::print(&format!(
+            "committed nothing from {count} messages{}",
+            if outcome.already_committed {
+                " (this commit user already committed a batch)"
+            } else {
+                ""
+            }
+        ));
+    } else {
+        let snaps: Vec<String> = outcome.snapshot_ids.iter().map(|s| s.to_string()).collect();
+        super::print(&format!(
+            "committed {count} messages; snapshot {}",
+            snaps.join(", ")
         ));
     }
     Ok(())

@@ -3,8 +3,11 @@
 #![allow(clippy::unwrap_used)]
 
 mod alter_delete;
+mod auto_expire;
+mod changelog;
 mod cli;
 mod cli_blob;
+mod commit_messages;
 mod compact_append;
 mod compact_pk;
 mod delete_dv;
@@ -13,6 +16,8 @@ mod http;
 mod maintenance;
 mod managed_blob;
 mod pk_dv;
+mod restore;
+mod retract;
 mod scan;
 mod table;
 mod write;

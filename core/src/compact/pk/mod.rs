@@ -17,13 +17,14 @@
 //! and the bucket's vector index files removed (Java's lookup compaction, which marks old
 //! positions in new vectors instead, is not implemented).
 //!
-//! Not supported (errors saying so): `changelog-producer` `lookup` and
-//! `full-compaction` (their compactions produce changelog), postpone buckets, record-level
-//! expiry, external data paths, and `force-lookup` tables other than `deduplicate` without
-//! `sequence.field` and `first-row`: Java's lookup merge function (`LookupMergeFunction`,
-//! the lowest high level holds a key's merged history) is not applied. First-row tables get
-//! Java's lookup rule for their compactions (level-0 keys found in a higher level are
-//! dropped), read from the higher levels' keys.
+//! Changelog (`changelog-producer` `lookup` and `full-compaction`) is derived by the merge
+//! ([`crate::merge::MergeReader::with_compaction_lookup`]) and written as changelog files of
+//! the task's message. Lookup tables see the bucket's files above the output level as
+//! lookup-only runs (Java's `LookupLevels`): first-row drops keys they hold; other engines
+//! merge a key's lookup hit with its level-0 records (Java's `LookupMergeFunction`).
+//!
+//! Not supported (errors saying so): postpone buckets, `changelog-producer.row-deduplicate`,
+//! record-level expiry, external data paths.
 //!
 //! Source: Java `org.apache.paimon.mergetree` (`Levels`, `compact.*`).
 

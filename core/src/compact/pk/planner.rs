@@ -228,8 +228,11 @@ pub struct PkCompactTask {
     pub drop_delete: bool,
     /// The bucket's max level.
     pub max_level: i32,
-    /// First-row tables: the bucket's files above the output level (not inputs), whose keys
-    /// remove level-0 records from the output.
+    /// Lookup tables (first-row, `changelog-producer = lookup`, deletion vectors,
+    /// `force-lookup`; not with `changelog-producer = full-compaction`): the bucket's files
+    /// above the output level (not inputs), read as lookup-only runs: first-row drops keys
+    /// they hold, other engines merge a key's lowest hit with its level-0 records and take
+    /// it as the changelog's before image.
     pub lookup_files: Vec<DataFileMeta>,
     /// Files smaller than this are rewritten rather than upgraded (bytes).
     pub compaction_file_size: i64,
@@ -335,11 +338,9 @@ pub struct PkCompactRequest {
 /// Tasks are in (partition bytes, bucket) order.
 ///
 /// # Errors
-/// [`Error::Unsupported`] for tables whose compaction is not implemented: without primary
-/// key, postpone bucket (`bucket = -2`), `changelog-producer` `lookup` or
-/// `full-compaction`, `force-lookup` with a merge other than `deduplicate` (without
-/// `sequence.field`) or `first-row`, record-level expiry, external data paths; [`Error::Invalid`] for malformed options or a
-/// partition spec naming a non-partition key.
+/// [`Error::Unsupported`] for tables whose compaction is not implemented (see
+/// [`check_supported`]); [`Error::Invalid`] for malformed options or a partition spec naming
+/// a non-partition key.
 pub fn plan_pk_compaction(
     schema: &TableSchema,
     entries: &[ManifestEntry],
@@ -395,6 +396,7 @@ pub fn plan_pk_compaction(
             .push(e.file.clone());
     }
     let engine = options.merge_engine()?;
+    let producer = options.changelog_producer()?;
     let deletion_vectors = options.deletion_vectors_enabled()?;
     let dv_indexes = if deletion_vectors {
         let in_bucket_dir = options.index_file_in_data_file_dir()?;
@@ -442,7 +444,9 @@ pub fn plan_pk_compaction(
         };
         let drop_delete =
             unit.output_level != 0 && unit.output_level >= levels.non_empty_highest_level();
-        let lookup_files = if opts.first_row {
+        // Java's lookup rewriter (not with changelog-producer = full-compaction, whose
+        // rewriter never looks up) sees the bucket's files above the output level.
+        let lookup_files = if opts.need_lookup && producer != ChangelogProducer::FullCompaction {
             let inputs: Vec<&str> = unit.files.iter().map(|f| f.file_name.as_str()).collect();
             levels
                 .all_files()
@@ -466,6 +470,7 @@ pub fn plan_pk_compaction(
             target_file_size: opts.target_file_size,
             force_rewrite_all_files: opts.force_rewrite_all_files,
             rewrite_level0_upgrades: opts.need_lookup
+                && producer != ChangelogProducer::FullCompaction
                 && !(engine == MergeEngine::Deduplicate && options.sequence_field().is_empty()),
             deletion_files,
             deleted_index_files,
@@ -535,27 +540,16 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
             "compacting postpone-bucket tables (bucket = -2)",
         ));
     }
-    match options.changelog_producer()? {
-        ChangelogProducer::Lookup | ChangelogProducer::FullCompaction => {
-            return Err(Error::unsupported(format!(
-                "compacting tables with changelog-producer = {}",
-                options.changelog_producer()?
-            )));
-        }
-        _ => {}
-    }
-    let force_lookup = options
-        .get("force-lookup")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    let engine = options.merge_engine()?;
-    if force_lookup
-        && !(engine == MergeEngine::FirstRow
-            || (engine == MergeEngine::Deduplicate && options.sequence_field().is_empty()))
+    if options
+        .get("changelog-producer.row-deduplicate")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        && matches!(
+            options.changelog_producer()?,
+            ChangelogProducer::Lookup | ChangelogProducer::FullCompaction
+        )
     {
-        // Java merges such tables with its lookup merge function (the lowest high level
-        // holds a key's merged history), which this compaction does not apply.
         return Err(Error::unsupported(
-            "compacting force-lookup tables other than deduplicate without sequence.field              and first-row (the lookup merge function is not implemented)",
+            "changelog-producer.row-deduplicate = true (changelog without unchanged updates)",
         ));
     }
     if options.get("record-level.expire-time").is_some() {

@@ -6,8 +6,10 @@
 //!
 //! Rounds: per rewrite, the footers and column chunks of the input files (one batch per
 //! sorted run in flight, as a read), a `Put` (create-new) per output file as soon as it is
-//! complete; first-row tables with files above the output level first read those files'
-//! keys. On an error the outputs written so far are deleted (best effort).
+//! complete. Lookup tables read the bucket's files above the output level that overlap a
+//! section alongside it (lookup-only runs). Changelog files (`changelog-producer` `lookup`
+//! or `full-compaction`) roll beside the outputs. On an error the outputs written so far are
+//! deleted (best effort).
 //!
 //! Deletion-vector tables: each input is read with its deletion vector applied (rows it
 //! marks are gone), every input with a vector is rewritten, and the message removes the
@@ -15,17 +17,17 @@
 //!
 //! Source: Java `org.apache.paimon.mergetree.compact.MergeTreeCompactTask` (sections,
 //! upgrade rules), `FileRewriteCompactTask`, `MergeTreeCompactRewriter` (merge, drop
-//! delete, rolling writer at the output level), `LookupMergeTreeCompactRewriter` /
-//! `FirstRowMergeFunctionWrapper` (first-row: level-0 files are rewritten, not upgraded,
-//! below the max level; keys found in higher levels are dropped).
+//! delete, rolling writer at the output level), `ChangelogMergeTreeRewriter`,
+//! `LookupMergeTreeCompactRewriter` (upgrade strategies: level-0 files of lookup tables other
+//! than plain deduplicate are rewritten below the max level; a level-0 file moved up is read
+//! for its changelog) and `FullChangelogMergeTreeCompactRewriter`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int8Type, Int64Type};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_row::{RowConverter, SortField};
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -35,16 +37,17 @@ use super::planner::PkCompactTask;
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
 use crate::io::{Io, Machine, PutMode};
-use crate::merge::{MergeConfig, MergeReader, RunSource};
+use crate::merge::{ChangelogMode, MergeConfig, MergeReader, RunSource};
 use crate::read::{FileColumn, FileRead, FileReadSpec, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::scan::planner::DeletionFile;
 use crate::scan::split::{KeyedFile, interval_partition};
 use crate::spec::{
-    CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats, TableSchema,
+    ChangelogProducer, CoreOptions, DataField, DataFileMeta, DataType, Datum, FileSource,
+    SimpleStats, TableSchema,
 };
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
-use crate::write::kv_file::KvFileSpec;
+use crate::write::kv_file::{KvFileSpec, changelog_prefix};
 use crate::write::managed_blob::SidecarCollector;
 use crate::write::row::binary_row_at;
 use crate::write::stats::StatsCollector;
@@ -122,6 +125,9 @@ pub fn compact_task_machine(
     })
 }
 
+/// A file with its decoded min and max keys.
+type KeyRangeFile = (Vec<Datum>, Vec<Datum>, DataFileMeta);
+
 /// One execution of a task.
 struct TaskRun<'a> {
     ctx: &'a PkCompactContext,
@@ -135,9 +141,18 @@ struct TaskRun<'a> {
     file_schema: SchemaRef,
     read_spec: Arc<FileReadSpec>,
     name_prefix: String,
+    /// UUID of the output names (changelog files of the data format share it).
+    name_uuid: String,
     files_named: u32,
-    /// Keys (arrow-row bytes) of the first-row lookup files.
-    lookup_keys: Option<BTreeSet<Vec<u8>>>,
+    /// Changelog files use their own UUID and counter when their format differs.
+    changelog_names: Option<(String, u32)>,
+    /// `changelog-producer`.
+    producer: ChangelogProducer,
+    /// The lookup files ([`PkCompactTask::lookup_files`]) level by level (ascending), each
+    /// level's files with their decoded key ranges in key order.
+    lookup_levels: Vec<Vec<KeyRangeFile>>,
+    /// Changelog files written.
+    changelog_files: Vec<DataFileMeta>,
     /// Managed BLOB tables: positions of the managed columns in the file layout (every
     /// output gets a `.blobref` sidecar of the packs its rows reference).
     managed_positions: Option<Vec<(usize, crate::format::blob::BlobElementKind)>>,
@@ -196,7 +211,31 @@ impl<'a> TaskRun<'a> {
             .get("data-file.prefix")
             .unwrap_or("data-")
             .to_owned();
-        let name_prefix = format!("{prefix}{}-", names.uuid());
+        let name_uuid = names.uuid();
+        let name_prefix = format!("{prefix}{name_uuid}-");
+        let changelog_names = (KvFileSpec::changelog(&options)?.format
+            != KvFileSpec::for_level(&options, task.unit.output_level)?.format)
+            .then(|| (names.uuid(), 0));
+        let producer = options.changelog_producer()?;
+        let mut lookup_levels: BTreeMap<i32, Vec<KeyRangeFile>> = BTreeMap::new();
+        let plain_key_types: Vec<DataType> = trimmed
+            .iter()
+            .filter_map(|k| schema.field(k).map(|f| f.data_type.clone()))
+            .collect();
+        for f in &task.lookup_files {
+            lookup_levels.entry(f.level).or_default().push((
+                decode_key(&f.min_key, &plain_key_types)?,
+                decode_key(&f.max_key, &plain_key_types)?,
+                f.clone(),
+            ));
+        }
+        let lookup_levels: Vec<_> = lookup_levels
+            .into_values()
+            .map(|mut files| {
+                files.sort_by(|a, b| a.0.cmp(&b.0));
+                files
+            })
+            .collect();
         let managed_positions =
             crate::write::managed_blob::ManagedBlobColumns::try_new(schema, &options)?
                 .map(|m| m.file_positions(trimmed.len()));
@@ -213,8 +252,12 @@ impl<'a> TaskRun<'a> {
             read_spec,
 
             name_prefix,
+            name_uuid,
             files_named: 0,
-            lookup_keys: None,
+            changelog_names,
+            producer,
+            lookup_levels,
+            changelog_files: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
             written: Vec::new(),
@@ -227,12 +270,9 @@ impl<'a> TaskRun<'a> {
         io: &Io<T>,
     ) -> Result<(CommitMessage, PkCompactStats)> {
         let task = self.task;
-        if !task.lookup_files.is_empty() {
-            self.lookup_keys = Some(self.read_lookup_keys(io).await?);
-        }
         if task.unit.file_rewrite {
             for f in &task.unit.files {
-                self.rewrite(io, vec![vec![vec![f.clone()]]]).await?;
+                self.rewrite(io, vec![vec![vec![f.clone()]]], true).await?;
             }
         } else {
             let sections = self.sections()?;
@@ -264,6 +304,7 @@ impl<'a> TaskRun<'a> {
             compact_increment: CompactIncrement {
                 compact_before: std::mem::take(&mut self.before),
                 compact_after: std::mem::take(&mut self.after),
+                changelog_files: std::mem::take(&mut self.changelog_files),
                 deleted_index_files: task.deleted_index_files.clone(),
                 ..CompactIncrement::default()
             },
@@ -319,7 +360,71 @@ impl<'a> TaskRun<'a> {
             return Ok(());
         }
         let sections = std::mem::take(candidate);
-        self.rewrite(io, sections).await
+        self.rewrite(io, sections, true).await
+    }
+
+    /// How this task's rewrites derive changelog (Java: the full-compaction rewriter only
+    /// when the output is the max level; the lookup rewriter when the output is not level
+    /// 0, for keys with level-0 records).
+    fn changelog_mode(&self) -> Option<ChangelogMode> {
+        let out = self.task.unit.output_level;
+        match self.producer {
+            ChangelogProducer::Lookup if out != 0 => Some(ChangelogMode::Lookup),
+            ChangelogProducer::FullCompaction if out == self.task.max_level => {
+                Some(ChangelogMode::FullCompaction { max_level: out })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether moving `f` to the output level without a rewrite still reads it for
+    /// changelog (Java's `CHANGELOG_NO_REWRITE`).
+    fn upgrade_needs_changelog(&self, f: &DataFileMeta) -> bool {
+        match self.changelog_mode() {
+            Some(ChangelogMode::Lookup) => f.level == 0,
+            Some(ChangelogMode::FullCompaction { .. }) => true,
+            None => false,
+        }
+    }
+
+    /// Lookup-only runs for a section: per lookup level, its files overlapping the
+    /// section's key range.
+    fn lookup_runs_for(&self, section: &[Vec<DataFileMeta>]) -> Result<Vec<Vec<DataFileMeta>>> {
+        if self.lookup_levels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key_types: Vec<DataType> = self
+            .plain_key_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let mut lo: Option<Vec<Datum>> = None;
+        let mut hi: Option<Vec<Datum>> = None;
+        for f in section.iter().flatten() {
+            let min = decode_key(&f.min_key, &key_types)?;
+            let max = decode_key(&f.max_key, &key_types)?;
+            if lo.as_ref().is_none_or(|l| min < *l) {
+                lo = Some(min);
+            }
+            if hi.as_ref().is_none_or(|h| max > *h) {
+                hi = Some(max);
+            }
+        }
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .lookup_levels
+            .iter()
+            .map(|files| {
+                files
+                    .iter()
+                    .filter(|(min, max, _)| !(*max < lo || *min > hi))
+                    .map(|(_, _, f)| f.clone())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|run| !run.is_empty())
+            .collect())
     }
 
     /// Move `f` to the output level, or rewrite it alone when the rules say so.
@@ -330,9 +435,12 @@ impl<'a> TaskRun<'a> {
             && KvFileSpec::for_level(&self.options, out)?.format
                 != KvFileSpec::for_level(&self.options, 0)?.format;
         if must_rewrite(self.task, &f) || format_changes {
-            return self.rewrite(io, vec![vec![vec![f]]]).await;
+            return self.rewrite(io, vec![vec![vec![f]]], true).await;
         }
         if f.level != out {
+            if self.upgrade_needs_changelog(&f) {
+                self.rewrite(io, vec![vec![vec![f.clone()]]], false).await?;
+            }
             let mut up = f.clone();
             up.level = out;
             self.before.push(f);
@@ -342,15 +450,22 @@ impl<'a> TaskRun<'a> {
         Ok(())
     }
 
-    /// Merge `sections` (in key order) into rolling files at the output level.
+    /// Merge `sections` (in key order) into rolling files at the output level, and into
+    /// changelog files when the table's changelog producer says so. Without `write_data`
+    /// only the changelog is written (an upgrade that produces changelog) and the inputs
+    /// are not recorded as rewritten.
     async fn rewrite<T: Send + 'static>(
         &mut self,
         io: &Io<T>,
         sections: Vec<Vec<Vec<DataFileMeta>>>,
+        write_data: bool,
     ) -> Result<()> {
         let out_level = self.task.unit.output_level;
         let spec = KvFileSpec::for_level(&self.options, out_level)?;
+        let changelog_spec = KvFileSpec::changelog(&self.options)?;
+        let changelog = self.changelog_mode();
         let mut writer: Option<OpenOutput> = None;
+        let mut changelog_writer: Option<OpenOutput> = None;
         let value_names: Vec<String> = self
             .ctx
             .schema
@@ -360,8 +475,11 @@ impl<'a> TaskRun<'a> {
             .collect();
         let output_columns: Vec<usize> = (0..value_names.len()).collect();
         for section in &sections {
+            let lookup_runs = self.lookup_runs_for(section)?;
+            let lookup_count = lookup_runs.len();
             let runs: Vec<Box<dyn RunSource>> = section
                 .iter()
+                .chain(lookup_runs.iter())
                 .map(|run| {
                     let files = run
                         .iter()
@@ -386,6 +504,7 @@ impl<'a> TaskRun<'a> {
                         files: files.into(),
                         current: None,
                         batch_size: self.ctx.batch_size,
+                        level: 0,
                     }) as Box<dyn RunSource>)
                 })
                 .collect::<Result<_>>()?;
@@ -397,90 +516,97 @@ impl<'a> TaskRun<'a> {
                 self.ctx.batch_size,
             )?
             .with_key_value_output(!self.task.drop_delete);
+            if lookup_count > 0 || changelog.is_some() {
+                merge = merge.with_compaction_lookup(lookup_count, changelog)?;
+            }
             while let Some(batch) = merge.next_batch().await? {
-                let batch = self.filter_lookup(batch)?;
-                if batch.num_rows() == 0 {
-                    continue;
+                let (data, log) = if changelog.is_some() {
+                    split_changelog(&batch)?
+                } else {
+                    (batch, None)
+                };
+                if write_data && data.num_rows() > 0 {
+                    let data = RecordBatch::try_new(
+                        Arc::clone(&self.file_schema),
+                        data.columns().to_vec(),
+                    )
+                    .map_err(|e| Error::arrow("compaction: building an output batch", e))?;
+                    if writer.is_none() {
+                        writer = Some(self.open_output(&spec, out_level, false)?);
+                    }
+                    if let Some(w) = writer.as_mut() {
+                        w.write(&data, &self.key_types)?;
+                        if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
+                            && let Some(w) = writer.take()
+                        {
+                            self.close_output(io, w, false).await?;
+                        }
+                    }
                 }
-                let batch =
-                    RecordBatch::try_new(Arc::clone(&self.file_schema), batch.columns().to_vec())
-                        .map_err(|e| Error::arrow("compaction: building an output batch", e))?;
-                if writer.is_none() {
-                    writer = Some(self.open_output(&spec, out_level)?);
-                }
-                if let Some(w) = writer.as_mut() {
-                    w.write(&batch, &self.key_types)?;
-                    if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
-                        && let Some(w) = writer.take()
-                    {
-                        self.close_output(io, w).await?;
+                if let Some(log) = log.filter(|b| b.num_rows() > 0) {
+                    let log =
+                        RecordBatch::try_new(Arc::clone(&self.file_schema), log.columns().to_vec())
+                            .map_err(|e| {
+                                Error::arrow("compaction: building a changelog batch", e)
+                            })?;
+                    if changelog_writer.is_none() {
+                        changelog_writer =
+                            Some(self.open_output(&changelog_spec, out_level, true)?);
+                    }
+                    if let Some(w) = changelog_writer.as_mut() {
+                        w.write(&log, &self.key_types)?;
+                        if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
+                            && let Some(w) = changelog_writer.take()
+                        {
+                            self.close_output(io, w, true).await?;
+                        }
                     }
                 }
             }
         }
         if let Some(w) = writer.take() {
-            self.close_output(io, w).await?;
+            self.close_output(io, w, false).await?;
         }
-        for f in sections.into_iter().flatten().flatten() {
-            self.stats.rewritten_files += 1;
-            self.before.push(f);
+        if let Some(w) = changelog_writer.take() {
+            self.close_output(io, w, true).await?;
+        }
+        if write_data {
+            for f in sections.into_iter().flatten().flatten() {
+                self.stats.rewritten_files += 1;
+                self.before.push(f);
+            }
         }
         Ok(())
     }
 
-    /// First-row: drop records whose key lives in a level above the output.
-    fn filter_lookup(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let Some(keys) = &self.lookup_keys else {
-            return Ok(batch);
-        };
-        if keys.is_empty() {
-            return Ok(batch);
-        }
-        let k = self.key_types.len();
-        let conv = key_converter(&batch.schema(), k)?;
-        let rows = conv
-            .convert_columns(&batch.columns()[..k])
-            .map_err(|e| Error::arrow("compaction: converting keys", e))?;
-        let keep: arrow_array::BooleanArray = (0..batch.num_rows())
-            .map(|i| Some(!keys.contains(rows.row(i).as_ref())))
-            .collect();
-        arrow_select::filter::filter_record_batch(&batch, &keep)
-            .map_err(|e| Error::arrow("compaction: dropping keys of higher levels", e))
-    }
-
-    /// The keys of the lookup files (arrow-row bytes of the `_KEY_` columns).
-    async fn read_lookup_keys<T: Send + 'static>(&self, io: &Io<T>) -> Result<BTreeSet<Vec<u8>>> {
-        let k = self.key_types.len();
-        let columns: Vec<FileColumn> = self.read_spec.columns[..k].to_vec();
-        let spec = FileReadSpec::try_new(columns)?;
-        let conv = key_converter(&spec.schema, k)?;
-        let mut out = BTreeSet::new();
-        for f in &self.task.lookup_files {
-            let schema = self.ctx.schemas.get(&f.schema_id).ok_or_else(|| {
-                Error::invalid(format!(
-                    "data file {} has schema id {} that was not loaded",
-                    f.file_name, f.schema_id
-                ))
-            })?;
-            let path = f.path_in_bucket(&self.task.bucket_path);
-            let dv = self.task.deletion_files.get(&f.file_name);
-            let mut r =
-                FileRead::open(io, &path, f, schema, &spec, dv, self.ctx.batch_size).await?;
-            while let Some(b) = r.next_batch(io).await? {
-                let rows = conv
-                    .convert_columns(b.columns())
-                    .map_err(|e| Error::arrow("compaction: converting lookup keys", e))?;
-                for i in 0..rows.num_rows() {
-                    out.insert(rows.row(i).as_ref().to_vec());
+    /// A new output file at `level`: a data file, or (`changelog`) a changelog file
+    /// (`<changelog-file.prefix><uuid>-<n>.<format>`, sharing the data files' UUID and
+    /// counter when the formats agree, as Java's per-format path factories).
+    fn open_output(
+        &mut self,
+        spec: &KvFileSpec,
+        level: i32,
+        changelog: bool,
+    ) -> Result<OpenOutput> {
+        let name = if !changelog {
+            let n = self.files_named;
+            self.files_named += 1;
+            format!("{}{n}.{}", self.name_prefix, spec.format)
+        } else {
+            let prefix = changelog_prefix(&self.options);
+            match &mut self.changelog_names {
+                Some((uuid, count)) => {
+                    let n = *count;
+                    *count += 1;
+                    format!("{prefix}{uuid}-{n}.{}", spec.format)
+                }
+                None => {
+                    let n = self.files_named;
+                    self.files_named += 1;
+                    format!("{prefix}{}-{n}.{}", self.name_uuid, spec.format)
                 }
             }
-        }
-        Ok(out)
-    }
-
-    fn open_output(&mut self, spec: &KvFileSpec, level: i32) -> Result<OpenOutput> {
-        let name = format!("{}{}.{}", self.name_prefix, self.files_named, spec.format);
-        self.files_named += 1;
+        };
         let encoder = DataFileEncoder::try_new_with_compression(
             &self.file_fields,
             &spec.format,
@@ -493,7 +619,7 @@ impl<'a> TaskRun<'a> {
             &self.file_fields[k + 2..],
             &self.options,
             level,
-            false,
+            changelog,
         )?;
         Ok(OpenOutput {
             name,
@@ -505,14 +631,24 @@ impl<'a> TaskRun<'a> {
             max_seq: i64::MIN,
             deletes: 0,
             rows: 0,
-            refs: self
-                .managed_positions
-                .clone()
-                .map(|p| (p, SidecarCollector::default())),
+            refs: if changelog {
+                None
+            } else {
+                self.managed_positions
+                    .clone()
+                    .map(|p| (p, SidecarCollector::default()))
+            },
         })
     }
 
-    async fn close_output<T: Send + 'static>(&mut self, io: &Io<T>, w: OpenOutput) -> Result<()> {
+    /// Finish `w` and `Put` it (and its sidecar); record it as an output or (`changelog`) a
+    /// changelog file.
+    async fn close_output<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+        w: OpenOutput,
+        changelog: bool,
+    ) -> Result<()> {
         let (value_stats, value_stats_cols) = w.stats.finish()?;
         let key_stats = w.stats.finish_key_stats()?;
         let bytes = w.encoder.finish()?;
@@ -551,7 +687,12 @@ impl<'a> TaskRun<'a> {
             creation_time_millis: Some(self.ctx.time_millis),
             delete_row_count: Some(w.deletes),
             embedded_index: None,
-            file_source: Some(FileSource::Compact),
+            // Java writes compaction changelog files with file source APPEND.
+            file_source: Some(if changelog {
+                FileSource::Append
+            } else {
+                FileSource::Compact
+            }),
             value_stats_cols,
             external_path: None,
             first_row_id: None,
@@ -568,20 +709,34 @@ impl<'a> TaskRun<'a> {
             )));
         }
         self.written.push(path);
-        self.after.push(meta);
+        if changelog {
+            self.changelog_files.push(meta);
+        } else {
+            self.after.push(meta);
+        }
         Ok(())
     }
 }
 
-/// The arrow-row converter of the first `k` columns of `schema`.
-fn key_converter(schema: &SchemaRef, k: usize) -> Result<RowConverter> {
-    RowConverter::new(
-        schema.fields()[..k]
-            .iter()
-            .map(|f| SortField::new(f.data_type().clone()))
-            .collect(),
-    )
-    .map_err(|e| Error::arrow("compaction: primary key types", e))
+/// Split a merge output with a `_CHANGELOG` last column into its merged records and its
+/// changelog records (both without the column).
+fn split_changelog(batch: &RecordBatch) -> Result<(RecordBatch, Option<RecordBatch>)> {
+    let n = batch.num_columns();
+    let flags = batch
+        .column(n.saturating_sub(1))
+        .as_boolean_opt()
+        .ok_or_else(|| Error::invalid("compaction: the merge output has no _CHANGELOG column"))?
+        .clone();
+    let body = batch
+        .project(&(0..n - 1).collect::<Vec<_>>())
+        .map_err(|e| Error::arrow("compaction: dropping _CHANGELOG", e))?;
+    let not = arrow_arith::boolean::not(&flags)
+        .map_err(|e| Error::arrow("compaction: splitting changelog", e))?;
+    let data = arrow_select::filter::filter_record_batch(&body, &not)
+        .map_err(|e| Error::arrow("compaction: splitting changelog", e))?;
+    let log = arrow_select::filter::filter_record_batch(&body, &flags)
+        .map_err(|e| Error::arrow("compaction: splitting changelog", e))?;
+    Ok((data, Some(log)))
 }
 
 /// An output file being written.
@@ -642,9 +797,15 @@ struct CompactRunSource<T> {
     files: std::collections::VecDeque<(String, DataFileMeta, TableSchema, Option<DeletionFile>)>,
     current: Option<FileRead>,
     batch_size: usize,
+    /// Level of the file being read.
+    level: i32,
 }
 
 impl<T: Send + 'static> RunSource for CompactRunSource<T> {
+    fn batch_level(&self) -> i32 {
+        self.level
+    }
+
     fn next_batch(&mut self) -> BoxFuture<'_, Result<Option<RecordBatch>>> {
         Box::pin(async move {
             loop {
@@ -657,6 +818,7 @@ impl<T: Send + 'static> RunSource for CompactRunSource<T> {
                 let Some((path, file, schema, dv)) = self.files.pop_front() else {
                     return Ok(None);
                 };
+                self.level = file.level;
                 self.current = Some(
                     FileRead::open(
                         &self.io,

@@ -605,10 +605,9 @@ fn planner_rules_per_table_kind() {
 fn unsupported_tables_are_named() {
     use super::planner::{PkCompactRequest, plan_pk_compaction};
     for (options, what) in [
-        (r#", "changelog-producer": "lookup""#, "changelog-producer"),
         (
-            r#", "force-lookup": "true", "merge-engine": "aggregation""#,
-            "force-lookup",
+            r#", "changelog-producer": "lookup", "changelog-producer.row-deduplicate": "true""#,
+            "row-deduplicate",
         ),
         (r#", "record-level.expire-time": "1 d""#, "record-level"),
     ] {
@@ -687,4 +686,347 @@ fn deletion_vector_tables_compact_fully_and_drop_their_index() {
     assert_eq!(sizes_of(&tasks[0].unit.files), vec![10, 1000, 1000]);
     assert!(tasks[0].lookup_files.is_empty());
     assert_eq!(tasks[0].deleted_index_files.len(), 1);
+}
+
+/// A run whose batches come from files of one level.
+struct LevelRun {
+    inner: MemoryRunSource,
+    level: i32,
+}
+
+impl RunSource for LevelRun {
+    fn next_batch(
+        &mut self,
+    ) -> futures_util::future::BoxFuture<'_, crate::error::Result<Option<RecordBatch>>> {
+        self.inner.next_batch()
+    }
+
+    fn batch_level(&self) -> i32 {
+        self.level
+    }
+}
+
+/// One record of a changelog test: key, sequence number, row kind byte, values.
+type TestRec = (i32, i64, i8, Vec<Option<i32>>);
+
+/// Merge `runs` (level, records; the last `lookup` runs lookup-only) of a table with
+/// value columns `k` + `values` and return (data records, changelog records) as
+/// (key, seq, kind, values).
+fn changelog_merge(
+    config: &MergeConfig,
+    runs: Vec<(i32, Vec<TestRec>)>,
+    lookup: usize,
+    mode: Option<crate::merge::ChangelogMode>,
+    keep_retract: bool,
+) -> (Vec<TestRec>, Vec<TestRec>) {
+    let names: Vec<String> = config.fields.iter().map(|f| f.name.clone()).collect();
+    let read = config.read_fields(&names);
+    let schema = config.input_schema(&read).unwrap();
+    let width = names.len() - 1;
+    let sources: Vec<Box<dyn RunSource>> = runs
+        .into_iter()
+        .map(|(level, recs)| {
+            let mut cols: Vec<ArrayRef> = vec![
+                Arc::new(Int32Array::from_iter_values(recs.iter().map(|r| r.0))),
+                Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.1))),
+                Arc::new(Int8Array::from_iter_values(recs.iter().map(|r| r.2))),
+                Arc::new(Int32Array::from_iter_values(recs.iter().map(|r| r.0))),
+            ];
+            for c in 0..width {
+                cols.push(Arc::new(Int32Array::from_iter(recs.iter().map(|r| r.3[c]))));
+            }
+            let batch = RecordBatch::try_new(Arc::clone(&schema), cols).unwrap();
+            Box::new(LevelRun {
+                inner: MemoryRunSource::new([batch]),
+                level,
+            }) as Box<dyn RunSource>
+        })
+        .collect();
+    let output: Vec<usize> = (0..names.len()).collect();
+    let mut reader = MergeReader::try_new(config, Arc::clone(&schema), output, sources, 3)
+        .unwrap()
+        .with_key_value_output(keep_retract);
+    if lookup > 0 || mode.is_some() {
+        reader = reader.with_compaction_lookup(lookup, mode).unwrap();
+    }
+    let batches = poll_all(&mut reader);
+    let batch = arrow_select::concat::concat_batches(&reader.schema(), &batches).unwrap();
+    let int = |i: usize, r: usize| -> Option<i64> {
+        let c = arrow_cast::cast(batch.column(i), &arrow_schema::DataType::Int64).unwrap();
+        let c = c.as_any().downcast_ref::<Int64Array>().unwrap();
+        c.is_valid(r).then(|| c.value(r))
+    };
+    let flag_col = mode.map(|_| batch.num_columns() - 1);
+    let (mut data, mut log) = (Vec::new(), Vec::new());
+    for r in 0..batch.num_rows() {
+        let rec = (
+            int(0, r).unwrap() as i32,
+            int(1, r).unwrap(),
+            int(2, r).unwrap() as i8,
+            (0..width)
+                .map(|c| int(4 + c, r).map(|v| v as i32))
+                .collect(),
+        );
+        let is_log = flag_col.is_some_and(|c| {
+            batch
+                .column(c)
+                .as_any()
+                .downcast_ref::<arrow_array::BooleanArray>()
+                .unwrap()
+                .value(r)
+        });
+        if is_log {
+            log.push(rec)
+        } else {
+            data.push(rec)
+        }
+    }
+    (data, log)
+}
+
+fn int_field(id: i32, name: &str, nullable: bool) -> DataField {
+    DataField {
+        id,
+        name: name.into(),
+        data_type: DataType {
+            nullable,
+            kind: TypeKind::Int,
+        },
+        description: None,
+        default_value: None,
+    }
+}
+
+const I: i8 = 0;
+const UB: i8 = 1;
+const UA: i8 = 2;
+const D: i8 = 3;
+
+/// Java's `LookupChangelogMergeFunctionWrapperTest#testDeduplicate` cases (without row
+/// deduplication), one key per case: records of the inputs at levels 0..2 and lookup hits
+/// of level 2.
+#[test]
+fn lookup_changelog_deduplicate_follows_java() {
+    let mut config = MergeConfig::new(
+        MergeEngine::Deduplicate,
+        vec![int_field(0, "k", false), int_field(1, "v", true)],
+        vec!["k".into()],
+        vec![],
+    );
+    config.lookup = true;
+    let v = |x: i32| vec![Some(x)];
+    let runs = vec![
+        // Level 0: keys 2..7.
+        (
+            0,
+            vec![
+                (2, 2, I, v(2)),
+                (3, 1, UA, v(2)),
+                (4, 2, I, v(2)),
+                (5, 2, I, v(2)),
+                (6, 1, UB, v(2)),
+                (7, 2, D, v(2)),
+            ],
+        ),
+        // Level 1 inputs: keys 1, 2.
+        (1, vec![(1, 2, I, v(2)), (2, 1, I, v(1))]),
+        // Level 2 inputs: key 1.
+        (2, vec![(1, 1, I, v(1))]),
+        // Lookup-only level 2 (above the output level): keys 4, 5, 7, 10.
+        (
+            2,
+            vec![
+                (4, 1, I, v(1)),
+                (5, 1, D, v(1)),
+                (7, 1, D, v(1)),
+                (10, 1, I, v(1)),
+            ],
+        ),
+    ];
+    let (data, log) = changelog_merge(
+        &config,
+        runs,
+        1,
+        Some(crate::merge::ChangelogMode::Lookup),
+        true,
+    );
+    assert_eq!(
+        data,
+        vec![
+            (1, 2, I, v(2)),  // no level 0: no changelog
+            (2, 2, I, v(2)),  // level 0 over level 1
+            (3, 1, UA, v(2)), // level 0 alone, nothing found
+            (4, 2, I, v(2)),  // level 0 over the lookup hit
+            (5, 2, I, v(2)),  // the lookup hit is a delete
+            (6, 1, UB, v(2)), // a retraction alone (kept: not the oldest level)
+            (7, 2, D, v(2)),  // delete over a deleted hit
+        ]
+    );
+    assert_eq!(
+        log,
+        vec![
+            (2, 1, UB, v(1)),
+            (2, 2, UA, v(2)),
+            (3, 1, I, v(2)),
+            (4, 1, UB, v(1)),
+            (4, 2, UA, v(2)),
+            (5, 2, I, v(2)),
+        ]
+    );
+    // Without changelog the lookup-only run still never makes output on its own.
+    let runs = vec![
+        (0, vec![(4, 2, I, v(2))]),
+        (2, vec![(4, 1, I, v(1)), (9, 1, I, v(9))]),
+    ];
+    let (data, log) = changelog_merge(&config, runs, 1, None, false);
+    assert_eq!(data, vec![(4, 2, I, v(2))]);
+    assert!(log.is_empty());
+}
+
+/// Partial update in a lookup table: the lookup hit is merged under the level-0 records,
+/// and of the inputs only the lowest positive level takes part (Java's
+/// `LookupMergeFunction`: it already holds the merged history below it).
+#[test]
+fn lookup_merge_partial_update_uses_the_lowest_high_level() {
+    let mut config = MergeConfig::new(
+        MergeEngine::PartialUpdate,
+        vec![
+            int_field(0, "k", false),
+            int_field(1, "a", true),
+            int_field(2, "b", true),
+        ],
+        vec!["k".into()],
+        vec![],
+    );
+    config.lookup = true;
+    let runs = || {
+        vec![
+            (
+                0,
+                vec![
+                    (1, 5, I, vec![None, Some(5)]),
+                    (2, 6, I, vec![None, Some(7)]),
+                ],
+            ),
+            (1, vec![(2, 3, I, vec![None, Some(2)])]),
+            (3, vec![(2, 1, I, vec![Some(9), Some(9)])]),
+            // Lookup-only level 4.
+            (4, vec![(1, 1, I, vec![Some(1), Some(1)])]),
+        ]
+    };
+    let (data, log) = changelog_merge(
+        &config,
+        runs(),
+        1,
+        Some(crate::merge::ChangelogMode::Lookup),
+        true,
+    );
+    assert_eq!(
+        data,
+        vec![
+            (1, 5, I, vec![Some(1), Some(5)]),
+            (2, 6, I, vec![None, Some(7)])
+        ]
+    );
+    assert_eq!(
+        log,
+        vec![
+            (1, 1, UB, vec![Some(1), Some(1)]),
+            (1, 5, UA, vec![Some(1), Some(5)]),
+            (2, 3, UB, vec![None, Some(2)]),
+            (2, 6, UA, vec![None, Some(7)]),
+        ]
+    );
+    // A plain merge (not a lookup table) would take `a` = 9 from level 3.
+    config.lookup = false;
+    let plain: Vec<_> = runs().into_iter().take(3).collect();
+    let (data, _) = changelog_merge(&config, plain, 0, None, true);
+    assert_eq!(data[1], (2, 6, I, vec![Some(9), Some(7)]));
+    // Reads of a lookup table apply the same rule without lookup runs.
+    config.lookup = true;
+    let plain: Vec<_> = runs().into_iter().take(3).collect();
+    let (data, _) = changelog_merge(&config, plain, 0, None, true);
+    assert_eq!(data[1], (2, 6, I, vec![None, Some(7)]));
+}
+
+/// Java's `FullChangelogMergeFunctionWrapper`: the before image is the max-level record.
+#[test]
+fn full_compaction_changelog_follows_java() {
+    let config = MergeConfig::new(
+        MergeEngine::Deduplicate,
+        vec![int_field(0, "k", false), int_field(1, "v", true)],
+        vec!["k".into()],
+        vec![],
+    );
+    let v = |x: i32| vec![Some(x)];
+    let runs = vec![
+        (
+            0,
+            vec![
+                (1, 5, I, v(1)),
+                (3, 5, I, v(2)),
+                (4, 5, D, v(0)),
+                (5, 6, D, v(0)),
+                (6, 5, I, v(2)),
+            ],
+        ),
+        (0, vec![(5, 4, I, v(5))]),
+        (1, vec![(6, 2, I, v(1))]),
+        (2, vec![(2, 1, I, v(2)), (3, 1, I, v(1)), (4, 1, I, v(1))]),
+    ];
+    let (data, log) = changelog_merge(
+        &config,
+        runs,
+        0,
+        Some(crate::merge::ChangelogMode::FullCompaction { max_level: 2 }),
+        false,
+    );
+    assert_eq!(
+        data,
+        vec![
+            (1, 5, I, v(1)),
+            (2, 1, I, v(2)),
+            (3, 5, I, v(2)),
+            (6, 5, I, v(2)),
+        ]
+    );
+    assert_eq!(
+        log,
+        vec![
+            (1, 5, I, v(1)),  // one new record
+            (3, 1, UB, v(1)), // changed
+            (3, 5, UA, v(2)),
+            (4, 1, D, v(1)), // deleted
+            (6, 5, I, v(2)), // new key over a lower level
+        ]
+    );
+}
+
+/// Java's `FirstRowMergeFunctionWrapper`: a key a higher level holds is dropped; a new
+/// key is emitted as data and changelog; a key with an input above level 0 keeps its
+/// first row without changelog.
+#[test]
+fn first_row_lookup_changelog_follows_java() {
+    let config = MergeConfig::new(
+        MergeEngine::FirstRow,
+        vec![int_field(0, "k", false), int_field(1, "v", true)],
+        vec!["k".into()],
+        vec![],
+    );
+    let v = |x: i32| vec![Some(x)];
+    let runs = vec![
+        (0, vec![(1, 5, I, v(1)), (2, 5, I, v(2)), (3, 5, I, v(3))]),
+        (0, vec![(1, 6, I, v(9))]),
+        (1, vec![(3, 1, I, v(30))]),
+        (3, vec![(2, 1, I, v(20))]),
+    ];
+    let (data, log) = changelog_merge(
+        &config,
+        runs,
+        1,
+        Some(crate::merge::ChangelogMode::Lookup),
+        true,
+    );
+    assert_eq!(data, vec![(1, 5, I, v(1)), (3, 1, I, v(30))]);
+    assert_eq!(log, vec![(1, 5, I, v(1))]);
 }

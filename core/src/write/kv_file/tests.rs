@@ -214,19 +214,16 @@ fn no_changelog_without_input_producer_and_ignored_retractions_are_not_changelog
 }
 
 #[test]
-fn compaction_changelog_producers_are_unsupported() {
+fn compaction_changelog_producers_write_level_0_without_changelog() {
+    // `lookup` and `full-compaction`: the changelog comes from compaction, so the write
+    // itself only writes level-0 data files (Java's MergeTreeWriter).
     for producer in ["lookup", "full-compaction"] {
-        let err = TableWrite::try_new(
-            pk_schema(&[("changelog-producer", producer)]),
-            WriteRestore::default(),
-            WriteOptions {
-                seed: 1,
-                time_millis: 0,
-            },
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains(producer), "{err}");
-        assert!(err.to_string().contains("unsupported"), "{err}");
+        let (messages, files) = write(&[("changelog-producer", producer)], &ROWS);
+        let inc = &messages[0].data_increment;
+        assert!(inc.changelog_files.is_empty(), "{producer}");
+        assert_eq!(inc.new_files.len(), 1, "{producer}");
+        assert_eq!(inc.new_files[0].level, 0);
+        assert_eq!(files.len(), 1, "{producer}");
     }
 }
 

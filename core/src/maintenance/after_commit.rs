@@ -1,0 +1,199 @@
+//! Maintenance after a commit: what Java's batch `TableCommit` runs once a commit's
+//! snapshot is visible, decided from the table's options as data ([`MaintainPlan`]) and run
+//! as one machine ([`maintain_machine`]).
+//!
+//! In Java's order: automatic tags (`tag.automatic-creation` `process-time` / `watermark`),
+//! tags past their `tagTimeRetained` (`tag.time-expire-enabled`), then the snapshot expire
+//! (`snapshot.num-retained.min` / `.max`, `snapshot.time-retained`, `snapshot.expire.limit`)
+//! and, with a decoupled changelog lifecycle, the changelog expire
+//! (`changelog.num-retained.*`, `changelog.time-retained`). `tag.automatic-creation` =
+//! `batch` (Java: at the end of a Flink batch job) tags the latest snapshot last. Nothing runs
+//! with `write-only` = true. Partition expiry (`partition.expiration-time`) and consumer expiry
+//! (`consumer.expiration-time`) are not run: a table setting either is refused by
+//! [`MaintainPlan::from_options`] (unsupported).
+//!
+//! Source: Java `org.apache.paimon.table.sink.TableCommitImpl.maintain`,
+//! `AbstractFileStoreTable.newCommit` / `newExpireRunnable`, `TagAutoManager`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::io::{Io, Machine};
+use crate::maintenance::auto_tag::{
+    AutoTagOutcome, TagAutoConfig, TagCreationMode, bool_option, create_auto_tags,
+    expire_tags_by_time,
+};
+use crate::maintenance::expire::{
+    ChangelogExpireConfig, ChangelogRetention, ExpireConfig, ExpireOutcome, expire_with_changelogs,
+};
+use crate::spec::options::CoreOptions;
+
+/// What to run after a commit (Java `TableCommitImpl`'s maintenance members).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaintainPlan {
+    /// The snapshot expire.
+    pub expire: ExpireConfig,
+    /// The changelog expire, with a decoupled changelog lifecycle.
+    pub changelog: Option<ChangelogExpireConfig>,
+    /// Automatic tags (`tag.automatic-creation` other than `none`).
+    pub tag_auto: Option<TagAutoConfig>,
+    /// `tag.time-expire-enabled` (default true): delete tags past their retention time.
+    pub tag_time_expire: bool,
+}
+
+impl MaintainPlan {
+    /// The plan a table's options ask for; `None` with `write-only` (or its fallback key
+    /// `write.compaction-skip`) = true.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a malformed option; [`Error::Unsupported`] for
+    /// `partition.expiration-time` or `consumer.expiration-time` (not run by this crate) and
+    /// for a region time-zone id.
+    pub fn from_options(options: &CoreOptions) -> Result<Option<Self>> {
+        if bool_option(options, &["write-only", "write.compaction-skip"], false)? {
+            return Ok(None);
+        }
+        for key in ["partition.expiration-time", "consumer.expiration-time"] {
+            if options.get(key).is_some() {
+                return Err(Error::unsupported(format!(
+                    "option {key}: expiring after a commit is not supported (set write-only = \
+                     true and expire with another engine)"
+                )));
+            }
+        }
+        let expire = ExpireConfig::from_options(options)?;
+        let changelog = ChangelogRetention::from_options(options)?.decoupled(&expire);
+        Ok(Some(MaintainPlan {
+            expire,
+            changelog,
+            tag_auto: TagAutoConfig::from_options(options)?,
+            tag_time_expire: bool_option(options, &["tag.time-expire-enabled"], true)?,
+        }))
+    }
+}
+
+/// What the maintenance after a commit did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaintainOutcome {
+    /// Automatic tags created and deleted (retention, replaced batch tags).
+    pub auto_tags: AutoTagOutcome,
+    /// Tags deleted because their `tagTimeRetained` passed.
+    pub expired_tags: Vec<String>,
+    /// The snapshot (and changelog) expire.
+    pub expire: ExpireOutcome,
+}
+
+/// A machine running [`maintain`].
+pub fn maintain_machine(plan: MaintainPlan, now_millis: i64) -> Machine<MaintainOutcome> {
+    Machine::once("MaintainAfterCommit", move |io| async move {
+        maintain(&io, &plan, now_millis).await
+    })
+}
+
+/// Run `plan` at `now_millis` (epoch millis, the host's commit time).
+///
+/// # Errors
+/// The first failing step's error (later steps do not run, as in Java where the exception
+/// ends `maintain`).
+pub async fn maintain<T>(
+    io: &Io<T>,
+    plan: &MaintainPlan,
+    now_millis: i64,
+) -> Result<MaintainOutcome> {
+    let mut outcome = MaintainOutcome::default();
+    let periodic = plan
+        .tag_auto
+        .as_ref()
+        .filter(|c| c.mode != TagCreationMode::Batch);
+    if let Some(config) = periodic {
+        outcome.auto_tags = create_auto_tags(io, config, now_millis).await?;
+    }
+    if plan.tag_time_expire {
+        outcome.expired_tags = expire_tags_by_time(io, now_millis).await?;
+    }
+    outcome.expire =
+        expire_with_changelogs(io, &plan.expire, plan.changelog.as_ref(), now_millis).await?;
+    if let Some(config) = plan
+        .tag_auto
+        .as_ref()
+        .filter(|c| c.mode == TagCreationMode::Batch)
+    {
+        let batch = create_auto_tags(io, config, now_millis).await?;
+        outcome.auto_tags.created.extend(batch.created);
+        outcome.auto_tags.deleted.extend(batch.deleted);
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(kv: &[(&str, &str)]) -> CoreOptions {
+        CoreOptions::new(
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn plan_follows_java_defaults_and_switches() {
+        let plan = MaintainPlan::from_options(&options(&[])).unwrap().unwrap();
+        assert_eq!(plan.expire, ExpireConfig::default());
+        assert_eq!(plan.expire.retain_min, 10);
+        assert_eq!(plan.expire.time_retained_millis, 3_600_000);
+        assert_eq!(plan.changelog, None);
+        assert_eq!(plan.tag_auto, None);
+        assert!(plan.tag_time_expire);
+        for key in ["write-only", "write.compaction-skip"] {
+            assert_eq!(
+                MaintainPlan::from_options(&options(&[(key, "TRUE")])).unwrap(),
+                None
+            );
+        }
+        let err = MaintainPlan::from_options(&options(&[("partition.expiration-time", "1 d")]))
+            .unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    }
+
+    #[test]
+    fn changelog_decoupled_as_java_expire_config() {
+        // Unset changelog values fall back to the snapshots': not decoupled.
+        let plan = MaintainPlan::from_options(&options(&[("changelog.num-retained.max", "5")]))
+            .unwrap()
+            .unwrap();
+        // 5 < Integer.MAX_VALUE snapshots: not decoupled.
+        assert_eq!(plan.changelog, None);
+        let plan = MaintainPlan::from_options(&options(&[
+            ("snapshot.num-retained.max", "3"),
+            ("changelog.num-retained.max", "5"),
+            ("changelog-producer", "input"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            plan.changelog,
+            Some(ChangelogExpireConfig {
+                retain_max: 5,
+                retain_min: 10,
+                time_retained_millis: 3_600_000,
+                max_deletes: 50,
+                produce_changelog: true,
+            })
+        );
+        let plan = MaintainPlan::from_options(&options(&[("changelog.time-retained", "2 h")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            plan.changelog
+                .map(|c| (c.time_retained_millis, c.produce_changelog)),
+            Some((7_200_000, false))
+        );
+        // consumer.changelog-only holds only when decoupled.
+        let plan = MaintainPlan::from_options(&options(&[("consumer.changelog-only", "true")]))
+            .unwrap()
+            .unwrap();
+        assert!(!plan.expire.consumer_changelog_only);
+    }
+}
