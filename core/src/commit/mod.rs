@@ -29,6 +29,6 @@ pub mod serializer;
 #[cfg(test)]
 mod tests;
 
-pub use abort::{abort, abort_machine};
+pub use abort::{abort, abort_machine, abort_paths};
 pub use committer::{CommitMode, CommitOptions, CommitOutcome, commit, commit_machine};
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};

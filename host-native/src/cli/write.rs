@@ -301,6 +301,7 @@ pub(crate) async fn commit(a: CommitArgs, json: bool) -> Result<(), String> {
     let messages = paimon_kernel::commit::serializer::decode_file(&bytes, name)
         .map_err(|e| format!("reading commit messages: {e}"))?;
     let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
+    check_message_files(&table, &messages).await?;
     let commit = table.new_commit(a.commit_user.clone());
     let count = messages.len();
     let outcome = if a.overwrite {
@@ -333,6 +334,42 @@ pub(crate) async fn commit(a: CommitArgs, json: bool) -> Result<(), String> {
         super::print(&format!(
             "committed {count} messages; snapshot {}",
             snaps.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Refuse messages whose files are not in this table (e.g. prepared for another table):
+/// every file they add must exist, or the commit would publish a snapshot naming missing
+/// files.
+async fn check_message_files(
+    table: &Table,
+    messages: &[paimon_kernel::commit::CommitMessage],
+) -> Result<(), String> {
+    let schema = table.schema().await.map_err(|e| error_chain(&e))?;
+    let paths = paimon_kernel::commit::abort_paths(&schema, messages)
+        .map_err(|e| format!("reading commit messages: {e}"))?;
+    let machine = paimon_kernel::io::Machine::once("CheckMessageFiles", move |io| async move {
+        let found = futures::future::join_all(paths.iter().map(|p| io.head(p))).await;
+        let mut missing = Vec::new();
+        for (p, f) in paths.iter().zip(found) {
+            if f?.is_none() {
+                missing.push(p.clone());
+            }
+        }
+        Ok(missing)
+    });
+    let missing = table
+        .host()
+        .run_once(machine)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    if let Some(first) = missing.first() {
+        return Err(format!(
+            "the commit messages name {} file(s) that are not in table {} (e.g. {first}): \
+             were they prepared for another table? Nothing was committed",
+            missing.len(),
+            table.location()
         ));
     }
     Ok(())

@@ -105,6 +105,19 @@ fn prepare_only_then_commit_messages() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert_eq!(snapshot_count(&table), 1);
+    // Messages of this table committed to another one: refused before anything is
+    // published (their files are not there).
+    let other = dir.path().join("other");
+    let other_loc = other.to_str().unwrap();
+    run(&["create", other_loc, "--schema", schema.to_str().unwrap()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
+        .args(["commit", other_loc, "--messages", msg_path])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("3 file(s) that are not in table"), "{err}");
+    assert_eq!(snapshot_count(&other), 0);
 }
 
 #[test]
