@@ -212,6 +212,7 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
     };
     let rows = writer.rows_written();
     let files = writer.files_written();
+    warn_maintenance(&outcome);
     if outcome.snapshot_ids.is_empty() && outcome.already_committed {
         // This user's batch commit is already in the table: the files of this run are not
         // referenced by any snapshot.
@@ -311,6 +312,7 @@ pub(crate) async fn commit(a: CommitArgs, json: bool) -> Result<(), String> {
         commit.commit(messages).await
     }
     .map_err(|e| error_chain(&e))?;
+    warn_maintenance(&outcome);
     if json {
         super::print(
             &serde_json::json!({
@@ -373,4 +375,12 @@ async fn check_message_files(
         ));
     }
     Ok(())
+}
+
+/// Print on stderr a failure of the maintenance after the commit (expiry, automatic tags):
+/// the commit stands.
+fn warn_maintenance(outcome: &paimon_kernel::commit::CommitOutcome) {
+    if let Some(w) = &outcome.maintenance_warning {
+        eprintln!("warning: the commit stands, but its maintenance (expiry, tags) failed: {w}");
+    }
 }

@@ -556,3 +556,41 @@ async fn bad_tag_options_warn_after_the_commit() {
     let warning = out.maintenance_warning.unwrap();
     assert!(warning.contains("tag.creation-delay"), "{warning}");
 }
+
+/// The CLI prints a failed maintenance after a commit as a warning; the write succeeds.
+#[test]
+fn cli_warns_when_maintenance_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t");
+    let loc = loc.to_str().unwrap();
+    let schema = dir.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"fields": [{"name": "k", "type": "BIGINT NOT NULL"}], "primaryKeys": ["k"],
+        "options": {"bucket": "1", "tag.automatic-creation": "process-time",
+        "tag.creation-delay": "2 d"}}"#,
+    )
+    .unwrap();
+    let input = dir.path().join("rows.jsonl");
+    std::fs::write(&input, "{\"k\": 1}\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_paimon-kernel");
+    let created = std::process::Command::new(bin)
+        .args(["create", loc, "--schema", schema.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(created.status.success());
+    let out = std::process::Command::new(bin)
+        .args(["write", loc, "--input", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: the commit stands") && err.contains("tag.creation-delay"),
+        "{err}"
+    );
+}
