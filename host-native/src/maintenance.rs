@@ -5,11 +5,11 @@
 //! `RollbackHelper` (see the core module for the details and the order of deletes).
 
 use paimon_kernel::io::Machine;
+use paimon_kernel::maintenance::auto_tag::local_date_time;
 use paimon_kernel::maintenance::{
     self, ChangelogRetention, ExpireConfig, ExpireOutcome, MaintainOutcome, MaintainPlan,
     OrphanOutcome, RollbackOutcome, RollbackTarget, TagDeleteOutcome, TagInfo,
 };
-use paimon_kernel::spec::snapshot::LocalDateTime;
 
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -30,33 +30,6 @@ pub struct ExpireOptions {
     pub older_than_millis: Option<i64>,
     /// `snapshot.expire.limit`.
     pub max_deletes: Option<i64>,
-}
-
-/// Civil UTC date-time of `millis` since the epoch (tag creation times; the core has no
-/// clock and this host no time-zone database, so tags record UTC).
-fn utc_date_time(millis: i64) -> LocalDateTime {
-    let days = millis.div_euclid(86_400_000);
-    let ms_of_day = millis.rem_euclid(86_400_000);
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let small = |v: i64| u32::try_from(v).unwrap_or(0);
-    LocalDateTime {
-        year: i32::try_from(year).unwrap_or(i32::MAX),
-        month: small(month),
-        day: small(day),
-        hour: small(ms_of_day / 3_600_000),
-        minute: small(ms_of_day / 60_000 % 60),
-        second: small(ms_of_day / 1000 % 60),
-        nano: small(ms_of_day % 1000 * 1_000_000),
-    }
 }
 
 impl Table {
@@ -232,7 +205,8 @@ impl Table {
         time_retained_millis: Option<i64>,
     ) -> Result<TagInfo> {
         let name = name.to_string();
-        let created = utc_date_time(now_millis());
+        // Tags record UTC: the core has no clock and this host no time-zone database.
+        let created = local_date_time(now_millis());
         self.run_maintenance(
             Machine::once("CreateTag", move |io| async move {
                 maintenance::create_tag(&io, &name, snapshot_id, time_retained_millis, created)
@@ -294,10 +268,10 @@ mod tests {
 
     #[test]
     fn utc_civil_dates() {
-        let t = utc_date_time(0);
+        let t = local_date_time(0);
         assert_eq!((t.year, t.month, t.day, t.hour), (1970, 1, 1, 0));
         // 2024-02-29T13:45:07.123Z
-        let t = utc_date_time(1_709_214_307_123);
+        let t = local_date_time(1_709_214_307_123);
         assert_eq!(
             (t.year, t.month, t.day, t.hour, t.minute, t.second, t.nano),
             (2024, 2, 29, 13, 45, 7, 123_000_000)

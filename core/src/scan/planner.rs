@@ -475,14 +475,24 @@ pub async fn read_manifest_entries<T>(
 pub async fn read_live_entries<T>(io: &Io<T>, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
     let manifests = read_data_manifests(io, snapshot).await?;
     let entries = read_manifest_entries(io, &manifests).await?;
-    let merged = merge_entries(entries)?;
+    live_of_merged(snapshot.id, merge_entries(entries)?)
+}
+
+/// The ADD entries of merged manifest entries (`merged` from [`merge_entries`]) of snapshot
+/// `snapshot_id`.
+///
+/// Errors: a DELETE entry left over (its ADD is missing: the manifests are inconsistent).
+pub(crate) fn live_of_merged(
+    snapshot_id: i64,
+    merged: Vec<ManifestEntry>,
+) -> Result<Vec<ManifestEntry>> {
     let mut live = Vec::with_capacity(merged.len());
     for e in merged {
         match e.kind {
             FileKind::Add => live.push(e),
             FileKind::Delete => {
                 return Err(Error::corrupt(
-                    format!("snapshot-{}", snapshot.id),
+                    format!("snapshot-{snapshot_id}"),
                     "manifest",
                     format!(
                         "DELETE entry for data file {} (bucket {}) without a matching ADD",

@@ -16,13 +16,11 @@
 use std::collections::BTreeSet;
 
 use crate::commit::changes::PartitionFilter;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::Io;
-use crate::scan::planner::{read_data_manifests, read_manifest_entries};
+use crate::scan::planner::{live_of_merged, read_data_manifests, read_manifest_entries};
 use crate::spec::manifest::merge_entries;
-use crate::spec::{
-    BinaryRow, DataField, FileKind, ManifestEntry, ManifestFileMeta, Snapshot, TableSchema,
-};
+use crate::spec::{BinaryRow, DataField, ManifestEntry, ManifestFileMeta, Snapshot, TableSchema};
 use crate::write::postpone::POSTPONE_BUCKET;
 
 /// Whether writers of `schema` continue after the table's files (see
@@ -30,7 +28,7 @@ use crate::write::postpone::POSTPONE_BUCKET;
 /// -1 and postpone-bucket (`bucket` = -2) primary-key tables, which need no manifest read.
 ///
 /// # Errors
-/// [`Error::Invalid`] for an option `bucket` that is not an integer.
+/// [`crate::Error::Invalid`] for an option `bucket` that is not an integer.
 pub fn restores_files(schema: &TableSchema) -> Result<bool> {
     let bucket = schema.core_options().bucket()?;
     Ok(!matches!(
@@ -61,7 +59,7 @@ pub fn manifests_for_partitions<'a>(
 ///
 /// # Errors
 /// IO failures; corrupt manifests (naming the file); a `DELETE` entry without its `ADD`
-/// ([`Error::Corrupt`] naming the snapshot).
+/// ([`crate::Error::Corrupt`] naming the snapshot).
 pub async fn read_partition_entries<T>(
     io: &Io<T>,
     snapshot: &Snapshot,
@@ -85,23 +83,7 @@ pub async fn read_partition_entries<T>(
             .into_iter()
             .filter(|e| partitions.contains(&e.partition)),
     )?;
-    let mut live = Vec::with_capacity(merged.len());
-    for e in merged {
-        match e.kind {
-            FileKind::Add => live.push(e),
-            FileKind::Delete => {
-                return Err(Error::corrupt(
-                    format!("snapshot-{}", snapshot.id),
-                    "manifest",
-                    format!(
-                        "DELETE entry for data file {} (bucket {}) without a matching ADD",
-                        e.file.file_name, e.bucket
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(live)
+    live_of_merged(snapshot.id, merged)
 }
 
 #[cfg(test)]
