@@ -343,8 +343,8 @@ impl Table {
 /// first-row and deletion-vector tables skip level 0: without it such a table written by a
 /// batch job would read empty. For each bucket the write touched, the bucket's live files
 /// plus the write's new level-0 files are planned with the table's strategy (first-row
-/// forces level 0 up; deletion-vector tables get a full compaction of the bucket, inputs
-/// read with their vectors, the bucket's vector index files removed) and compacted; the
+/// and deletion-vector tables force level 0 up; the latter mark the rows the outputs replace
+/// in the bucket's vector index) and compacted; the
 /// compact increment goes into the bucket's message (the new files appear in `new_files`
 /// and `compact_before`: the commit publishes an `APPEND` and a `COMPACT` snapshot). Other
 /// tables: `messages` unchanged.
@@ -438,14 +438,11 @@ pub(crate) async fn compact_level0_after_write(
     let tasks =
         plan_pk_compaction(&schema, &entries, &request).map_err(|e| Error::kernel(&context, e))?;
     let (results, _) = table.run_compact_tasks(&tasks, &schema, &schemas).await?;
-    let mut outputs = Vec::new();
-    for (task, r) in tasks.iter().zip(results) {
+    // Everything the compactions wrote: outputs, changelog and index files.
+    let outputs = paimon_kernel::commit::abort_paths(&schema, &results)
+        .map_err(|e| Error::kernel(&context, e))?;
+    for r in results {
         let c = r.compact_increment;
-        for f in &c.compact_after {
-            if !c.compact_before.iter().any(|b| b.file_name == f.file_name) {
-                outputs.push(f.path_in_bucket(&task.bucket_path));
-            }
-        }
         if let Some(m) = messages
             .iter_mut()
             .find(|m| m.partition == r.partition && m.bucket == r.bucket)

@@ -88,12 +88,16 @@ mod value;
 mod tests;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_buffer::ScalarBuffer;
 use futures_util::future::BoxFuture;
 
 pub use config::{FieldMergeOptions, MergeConfig, MergeEngine, SequenceGroup};
-pub use reader::{CHANGELOG_COLUMN, ChangelogMode, DEFAULT_BATCH_SIZE, MergeReader};
+pub use reader::{
+    CHANGELOG_COLUMN, ChangelogMode, DEFAULT_BATCH_SIZE, DeletionVectorMarks, MergeReader,
+};
 
 use crate::error::Result;
 
@@ -171,6 +175,15 @@ pub trait RunSource: Send {
     /// every record a level-0 record.
     fn batch_level(&self) -> i32 {
         0
+    }
+
+    /// The data file the batch last returned by [`RunSource::next_batch`] came from (its
+    /// file name) and the file position of each of its rows (0-based row index in the file;
+    /// same length as the batch). Compactions that maintain deletion vectors
+    /// ([`MergeReader::with_deletion_vector_marks`]) need it for the lookup-only runs; the
+    /// default, `None`, leaves their records unmarkable.
+    fn batch_positions(&self) -> Option<(Arc<str>, ScalarBuffer<i64>)> {
+        None
     }
 }
 

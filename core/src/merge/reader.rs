@@ -4,6 +4,7 @@
 //! `LoserTree` and `ReducerMergeFunctionWrapper`.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -171,6 +172,9 @@ struct CursorBatch {
     window: Option<usize>,
     /// Level of the data file the batch came from ([`RunSource::batch_level`]).
     level: i32,
+    /// Data file and file position of each row ([`RunSource::batch_positions`]), kept for
+    /// lookup-only runs of compactions that mark deletion vectors.
+    origin: Option<(Arc<str>, ScalarBuffer<i64>)>,
 }
 
 struct Cursor {
@@ -190,6 +194,9 @@ struct Rec {
     level: i32,
     /// The record comes from a lookup-only run ([`MergeReader::with_compaction_lookup`]).
     lookup: bool,
+    /// Data file and file position of a lookup-only record
+    /// ([`MergeReader::with_deletion_vector_marks`]).
+    origin: Option<(Arc<str>, i64)>,
 }
 
 /// What a key group merges into.
@@ -293,6 +300,11 @@ pub struct MergeReader {
     special: Option<CompactionLookup>,
     /// Treat retract results as results while merging a group (changelog needs them).
     force_keep: bool,
+    /// [`MergeReader::with_deletion_vector_marks`]: the file positions of lookup hits, by
+    /// data file name.
+    marks: Option<BTreeMap<Arc<str>, Vec<u64>>>,
+    /// A lookup hit to mark had no file position.
+    unmarkable: bool,
 }
 
 /// How a compaction derives changelog from a key's records.
@@ -324,6 +336,10 @@ struct CompactionLookup {
     changelog: Option<ChangelogMode>,
     first_row: bool,
 }
+
+/// What [`MergeReader::take_deletion_vector_marks`] returns: file positions (ascending,
+/// distinct) of lookup hits by data file name.
+pub type DeletionVectorMarks = BTreeMap<Arc<str>, Vec<u64>>;
 
 /// The key-value columns of the pending rows (compaction output).
 #[derive(Default)]
@@ -521,6 +537,8 @@ impl MergeReader {
             lookup_merge: config.lookup,
             special: None,
             force_keep: false,
+            marks: None,
+            unmarkable: false,
         })
     }
 
@@ -610,6 +628,48 @@ impl MergeReader {
         });
         self.fast = false;
         Ok(self)
+    }
+
+    /// Deletion-vector mode of a compaction with lookup-only runs: a key that no input of a
+    /// positive level holds but a lookup-only run does has its record there (the lowest
+    /// such level) marked deleted, since the merge result replaces it. The lookup-only runs
+    /// must report [`RunSource::batch_positions`]; the marks are taken with
+    /// [`MergeReader::take_deletion_vector_marks`]. Call after
+    /// [`MergeReader::with_compaction_lookup`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] without [`MergeReader::with_compaction_lookup`].
+    ///
+    /// Source: Java `LookupChangelogMergeFunctionWrapper` with a `BucketedDvMaintainer`
+    /// (`notifyNewDeletion` of the lookup hit's file and row position).
+    pub fn with_deletion_vector_marks(mut self) -> Result<Self> {
+        if self.special.is_none() {
+            return Err(Error::invalid(
+                "merge: deletion-vector marks need a compaction lookup",
+            ));
+        }
+        self.marks = Some(BTreeMap::new());
+        Ok(self)
+    }
+
+    /// The marks collected so far ([`MergeReader::with_deletion_vector_marks`]); complete
+    /// once [`MergeReader::next_batch`] returned `None`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when a lookup hit came from a run that does not report positions.
+    pub fn take_deletion_vector_marks(&mut self) -> Result<DeletionVectorMarks> {
+        let mut marks = self.marks.take().unwrap_or_default();
+        for positions in marks.values_mut() {
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        self.marks = Some(BTreeMap::new());
+        if self.unmarkable {
+            return Err(Error::invalid(
+                "merge: a lookup hit of a deletion-vector compaction has no file position",
+            ));
+        }
+        Ok(marks)
     }
 
     /// Turn the pass-through and column-wise fast paths off (tests compare both ways).
@@ -910,6 +970,10 @@ impl MergeReader {
             user_seq: cb.user_seq.as_ref().map(|r| r.row(cb.row).owned()),
             level: cb.level,
             lookup: self.special.is_some_and(|s| w >= s.lookup_from),
+            origin: cb
+                .origin
+                .as_ref()
+                .and_then(|(f, p)| p.get(cb.row).map(|p| (Arc::clone(f), *p))),
         });
         Ok(())
     }
@@ -933,6 +997,9 @@ impl MergeReader {
             }
             let mut cb = self.prepare(i, batch)?;
             cb.level = self.cursors[i].source.batch_level();
+            if self.marks.is_some() && self.special.is_some_and(|s| i >= s.lookup_from) {
+                cb.origin = self.cursors[i].source.batch_positions();
+            }
             if let Some(prev) = &previous_last
                 && prev.cmp_ref(cb.keys.get(0)) == Ordering::Greater
             {
@@ -1012,6 +1079,7 @@ impl MergeReader {
             row: 0,
             window: None,
             level: 0,
+            origin: None,
         })
     }
 
@@ -1370,6 +1438,20 @@ impl MergeReader {
             }
             None => {
                 // Java's LookupChangelogMergeFunctionWrapper over LookupMergeFunction.
+                if unit_high.is_none() && self.marks.is_some() {
+                    let hit = lowest_positive(&mut group.iter().filter(|r| r.lookup));
+                    match hit.as_ref().map(|h| h.origin.as_ref()) {
+                        None => {}
+                        Some(None) => self.unmarkable = true,
+                        Some(Some((file, position))) => {
+                            if let (Some(marks), Ok(p)) =
+                                (self.marks.as_mut(), u64::try_from(*position))
+                            {
+                                marks.entry(Arc::clone(file)).or_default().push(p);
+                            }
+                        }
+                    }
+                }
                 let high = unit_high.clone().or_else(|| {
                     if self.lookup_merge {
                         lowest_positive(&mut group.iter().filter(|r| r.lookup))

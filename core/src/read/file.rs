@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::{Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
@@ -96,6 +97,8 @@ pub struct FileRead {
     deletion_vector: Option<DeletionVector>,
     /// Position in the file of the next row the decoder returns.
     next_position: u64,
+    /// [`FileRead::track_positions`]: the file positions of the rows of the last batch.
+    last_positions: Option<ScalarBuffer<i64>>,
 }
 
 impl std::fmt::Debug for FileRead {
@@ -196,7 +199,21 @@ impl FileRead {
             schema: Arc::clone(&spec.schema),
             deletion_vector,
             next_position: 0,
+            last_positions: None,
         })
+    }
+
+    /// Keep the file position (0-based row index in the file, counting rows a deletion
+    /// vector removes) of each row of each batch, for [`FileRead::last_positions`].
+    pub fn track_positions(mut self) -> Self {
+        self.last_positions = Some(ScalarBuffer::from(Vec::<i64>::new()));
+        self
+    }
+
+    /// With [`FileRead::track_positions`]: the file position of each row of the batch the
+    /// last [`FileRead::next_batch`] returned (same length); `None` without tracking.
+    pub fn last_positions(&self) -> Option<&ScalarBuffer<i64>> {
+        self.last_positions.as_ref()
     }
 
     /// The next batch in the spec's layout with deleted rows removed (never empty), or `None`
@@ -239,10 +256,24 @@ impl FileRead {
                     let keep: BooleanArray = (start..start + rows as u64)
                         .map(|p| Some(!dv.is_deleted(p)))
                         .collect();
+                    if self.last_positions.is_some() {
+                        self.last_positions = Some(
+                            (start..start + rows as u64)
+                                .filter(|p| !dv.is_deleted(*p))
+                                .map(|p| p as i64)
+                                .collect(),
+                        );
+                    }
                     arrow_select::filter::filter_record_batch(&out, &keep)
                         .map_err(|e| Error::arrow(format!("deletion vector of {}", self.path), e))?
                 }
-                None => out,
+                None => {
+                    if self.last_positions.is_some() {
+                        self.last_positions =
+                            Some((start as i64..(start + rows as u64) as i64).collect());
+                    }
+                    out
+                }
             };
             if out.num_rows() > 0 {
                 return Ok(Some(out));

@@ -381,21 +381,44 @@ impl IndexWriter {
         io: &Io<DvDelete>,
         dvs: Vec<(String, DeletionVector)>,
     ) -> Result<IndexFileMeta> {
-        let (bytes, ranges) = encode_deletion_vector_index(&dvs, self.bitmap64)?;
         let file_name = format!("index-{}-{}", self.uuid, self.next);
         self.next += 1;
-        let path = join(INDEX_DIR, &file_name);
-        let file_size = bytes.len() as i64;
-        if !io
-            .put(&path, Bytes::from(bytes), PutMode::CreateNew)
-            .await?
-        {
-            return Err(Error::invalid(format!(
-                "deletion vector index file {path} already exists (file-name seed reused)"
-            )));
-        }
+        let (meta, path) = put_dv_index_file(io, INDEX_DIR, file_name, &dvs, self.bitmap64).await?;
         self.written.push(path);
-        Ok(IndexFileMeta {
+        Ok(meta)
+    }
+}
+
+/// Write one deletion-vector index file `dir/file_name` (`Put`, create-new) holding `dvs`
+/// (data file name, vector) in that order, with 64-bit bitmaps when `bitmap64`; `dvs` may be
+/// empty (a file of the version byte alone, as Java writes when a bucket's last vector goes).
+/// Returns its [`IndexFileMeta`] (`row_count` = number of vectors) and its path.
+///
+/// # Errors
+/// Encoding errors; IO errors of the `Put`; [`Error::Invalid`] when the file already exists
+/// (a reused file-name seed).
+///
+/// Source: Java `DeletionVectorIndexFileWriter#writeSingleFile`.
+pub(crate) async fn put_dv_index_file<T: Send + 'static>(
+    io: &Io<T>,
+    dir: &str,
+    file_name: String,
+    dvs: &[(String, DeletionVector)],
+    bitmap64: bool,
+) -> Result<(IndexFileMeta, String)> {
+    let (bytes, ranges) = encode_deletion_vector_index(dvs, bitmap64)?;
+    let path = join(dir, &file_name);
+    let file_size = bytes.len() as i64;
+    if !io
+        .put(&path, Bytes::from(bytes), PutMode::CreateNew)
+        .await?
+    {
+        return Err(Error::invalid(format!(
+            "deletion vector index file {path} already exists (file-name seed reused)"
+        )));
+    }
+    Ok((
+        IndexFileMeta {
             index_type: DELETION_VECTORS_INDEX.to_string(),
             file_name,
             file_size,
@@ -403,8 +426,9 @@ impl IndexWriter {
             dv_ranges: Some(ranges),
             external_path: None,
             global_index: None,
-        })
-    }
+        },
+        path,
+    ))
 }
 
 /// Commit-time check of a commit's deletion-vector index changes against the latest
@@ -415,10 +439,12 @@ impl IndexWriter {
 ///   data file that gets a new DV must still be live, and the index file the commit replaces
 ///   for it must be the one holding its DV now (none if it has none); every deleted index
 ///   file must be live.
-/// * Fixed buckets (`check_bucketed`, for non-compaction commits): each DELETE names the live
-///   index file of its bucket and an ADD goes to a bucket without one or replaces it in the
-///   same commit. Java replaces the bucket's file without such a check, which can lose a
-///   concurrent delete; here that race is a conflict.
+/// * Fixed buckets: every data file that gets a new DV must still be live, and each DELETE
+///   names the live index file of its bucket; with `check_bucketed` (non-compaction commits)
+///   an ADD also goes to a bucket without one or replaces it in the same commit. Java
+///   replaces the bucket's file without such checks, which can lose a concurrent change;
+///   here that race is a conflict (compaction messages written by Java, which add without
+///   deleting, still commit).
 ///
 /// # Errors
 /// [`Error::CommitConflict`] naming the data or index file.
@@ -499,8 +525,41 @@ pub fn check_deletion_vector_changes(
         }
         return Ok(());
     }
-    if !check_bucketed {
-        return Ok(());
+    // Every new or grown vector must belong to a data file that is still live (a compaction
+    // that marked rows of a file another commit has since rewritten would resurrect its
+    // keys); vectors carried over unchanged from a replaced index file are not checked.
+    let mut live_data: BTreeMap<&str, bool> = BTreeMap::new();
+    for e in base.iter().chain(delta) {
+        live_data.insert(e.file.file_name.as_str(), e.kind == FileKind::Add);
+    }
+    let carried: BTreeMap<(&BinaryRow, i32, &str), Option<i64>> = changes
+        .iter()
+        .filter(is_dv)
+        .filter(|e| e.kind == FileKind::Delete)
+        .flat_map(|e| {
+            e.index_file.dv_ranges.iter().flatten().map(move |r| {
+                (
+                    (&e.partition, e.bucket, r.data_file_name.as_str()),
+                    r.cardinality,
+                )
+            })
+        })
+        .collect();
+    for a in changes
+        .iter()
+        .filter(is_dv)
+        .filter(|e| e.kind == FileKind::Add)
+    {
+        for r in a.index_file.dv_ranges.iter().flatten() {
+            let key = (&a.partition, a.bucket, r.data_file_name.as_str());
+            let unchanged = r.cardinality.is_some() && carried.get(&key) == Some(&r.cardinality);
+            if !unchanged && live_data.get(r.data_file_name.as_str()) != Some(&true) {
+                return Err(conflict(format!(
+                    "data file {} of a new deletion vector of bucket {} is no longer live",
+                    r.data_file_name, a.bucket
+                )));
+            }
+        }
     }
     for c in changes.iter().filter(is_dv) {
         let current: Vec<&IndexManifestEntry> = live
@@ -512,6 +571,10 @@ pub fn check_deletion_vector_changes(
             FileKind::Delete => current
                 .iter()
                 .any(|l| l.index_file.file_name == c.index_file.file_name),
+            // Compactions: Java's messages add a bucket's new index file without deleting
+            // the old one (the index manifest replaces it per bucket), so only the deletes
+            // are checked.
+            FileKind::Add if !check_bucketed => true,
             FileKind::Add => current.iter().all(|l| {
                 changes.iter().filter(is_dv).any(|d| {
                     d.kind == FileKind::Delete && d.index_file.file_name == l.index_file.file_name
@@ -656,35 +719,56 @@ mod tests {
 
     #[test]
     fn bucketed_changes_must_replace_the_live_bucket_file() {
+        let base = vec![data("f1"), data("f2"), data("f5")];
         let live = vec![dv_entry(FileKind::Add, 1, "i1", &["f1"])];
         let replace = vec![
             dv_entry(FileKind::Delete, 1, "i1", &["f1"]),
             dv_entry(FileKind::Add, 1, "i2", &["f1", "f2"]),
         ];
-        check_deletion_vector_changes(&live, &replace, &[], &[], false, true).unwrap();
+        check_deletion_vector_changes(&live, &replace, &base, &[], false, true).unwrap();
         // A first file for bucket 0 is fine; one for bucket 1 without replacing i1 is not.
         let first = vec![dv_entry(FileKind::Add, 0, "i3", &["f5"])];
-        check_deletion_vector_changes(&live, &first, &[], &[], false, true).unwrap();
+        check_deletion_vector_changes(&live, &first, &base, &[], false, true).unwrap();
         let blind = vec![dv_entry(FileKind::Add, 1, "i3", &["f2"])];
         assert!(is_conflict(check_deletion_vector_changes(
             &live,
             &blind,
-            &[],
+            &base,
             &[],
             false,
             true
         )));
-        // Replacing a file that is gone.
+        // Compactions may add without deleting, as Java's do.
+        check_deletion_vector_changes(&live, &blind, &base, &[], false, false).unwrap();
+        // Replacing a file that is gone, also by a compaction.
         let now = vec![dv_entry(FileKind::Add, 1, "i7", &["f1"])];
-        assert!(is_conflict(check_deletion_vector_changes(
-            &now,
-            &replace,
-            &[],
-            &[],
-            false,
-            true
-        )));
-        // Compactions are not checked here.
-        check_deletion_vector_changes(&now, &replace, &[], &[], false, false).unwrap();
+        for check_bucketed in [true, false] {
+            assert!(is_conflict(check_deletion_vector_changes(
+                &now,
+                &replace,
+                &base,
+                &[],
+                false,
+                check_bucketed
+            )));
+        }
+        // A new vector of a data file that is gone (f2), also by a compaction; a vector
+        // carried over unchanged from the replaced file (f1) is not checked.
+        let without_f2 = vec![data("f5")];
+        for check_bucketed in [true, false] {
+            assert!(is_conflict(check_deletion_vector_changes(
+                &live,
+                &replace,
+                &without_f2,
+                &[],
+                false,
+                check_bucketed
+            )));
+        }
+        let carried = vec![
+            dv_entry(FileKind::Delete, 1, "i1", &["f1"]),
+            dv_entry(FileKind::Add, 1, "i2", &["f1", "f5"]),
+        ];
+        check_deletion_vector_changes(&live, &carried, &without_f2, &[], false, false).unwrap();
     }
 }

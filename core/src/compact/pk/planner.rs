@@ -243,15 +243,20 @@ pub struct PkCompactTask {
     /// Lookup tables other than `deduplicate` without `sequence.field`: a level-0 file is
     /// rewritten, not upgraded, below the max level (and when the level's format differs).
     pub rewrite_level0_upgrades: bool,
-    /// Deletion-vector tables: the deletion vector of each input file that has one, by data
-    /// file name. Such a file is read with its vector applied and always rewritten (never
-    /// upgraded or left in place), so that no file of the bucket needs a vector afterwards.
+    /// Deletion-vector tables: the deletion vector of each file of the bucket that has one,
+    /// by data file name. Inputs and lookup files are read with their vectors applied.
     #[serde(default)]
     pub deletion_files: BTreeMap<String, DeletionFile>,
-    /// Deletion-vector tables: the bucket's live deletion-vector index files, removed by the
-    /// task's commit (`deleted_index_files`; the task is a full compaction of the bucket).
+    /// Deletion-vector tables: the bucket's live deletion-vector index files. When the task
+    /// changes the bucket's vectors (a rewritten input had one, or a lookup hit marks a row
+    /// of a file above the output level deleted), its commit replaces them with one new
+    /// index file holding all the bucket's vectors.
     #[serde(default)]
     pub deleted_index_files: Vec<IndexFileMeta>,
+    /// `deletion-vectors.enabled`: the task maintains the bucket's deletion vectors (Java's
+    /// `BucketedDvMaintainer` in the lookup rewriter).
+    #[serde(default)]
+    pub deletion_vectors: bool,
 }
 
 impl PkCompactTask {
@@ -327,13 +332,13 @@ pub struct PkCompactRequest {
 /// that are empty or a single file already at the output level are dropped (normal
 /// compaction). `drop_delete = output level ≠ 0 && output level ≥ highest non-empty level`.
 ///
-/// Deletion-vector tables (`deletion-vectors.enabled`) are always compacted fully (a normal
-/// request too): their batch reads skip level 0 and apply the vectors without merging, so
-/// the simple correct form is a bucket whose every file is at the max level and whose
-/// vectors are folded into rewritten files. A bucket with vectors gets a task even when it
-/// is one max-level run; the task reads inputs with their vectors
-/// ([`PkCompactTask::deletion_files`], from `request.index_entries`) and its commit removes
-/// the bucket's index files ([`PkCompactTask::deleted_index_files`]).
+/// Deletion-vector tables (`deletion-vectors.enabled`) compact as lookup tables (level 0 is
+/// always compacted up) and every output level drops retractions (their batch reads skip
+/// level 0 and read the other levels without merging); a full compaction of a bucket that
+/// is one max-level run rewrites the files that have vectors, one by one. The task reads
+/// files with their vectors ([`PkCompactTask::deletion_files`], from
+/// `request.index_entries`), marks the rows its outputs replace in files above the output
+/// level, and replaces the bucket's index files ([`PkCompactTask::deleted_index_files`]).
 ///
 /// Tasks are in (partition bytes, bucket) order.
 ///
@@ -420,19 +425,10 @@ pub fn plan_pk_compaction(
         let levels = Levels::try_new(files, opts.num_levels, &key_types)?;
         let runs = levels.level_sorted_runs();
         let num_levels = levels.number_of_levels();
-        let unit = if deletion_vectors {
-            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files).or_else(|| {
-                // One max-level run: only its files with vectors need a rewrite (the
-                // task rewrites every input that has a vector and leaves the others).
-                let has_vectors = levels
-                    .all_files()
-                    .iter()
-                    .any(|f| deletion_files.contains_key(&f.file_name));
-                (has_vectors || !deleted_index_files.is_empty())
-                    .then(|| CompactUnit::from_level_runs(num_levels - 1, &runs))
+        let unit = if request.full {
+            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files, |name| {
+                deletion_files.contains_key(name)
             })
-        } else if request.full {
-            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files)
         } else {
             opts.strategy
                 .pick(num_levels, &runs)
@@ -442,8 +438,8 @@ pub fn plan_pk_compaction(
         let Some(unit) = unit else {
             continue;
         };
-        let drop_delete =
-            unit.output_level != 0 && unit.output_level >= levels.non_empty_highest_level();
+        let drop_delete = unit.output_level != 0
+            && (unit.output_level >= levels.non_empty_highest_level() || deletion_vectors);
         // Java's lookup rewriter (not with changelog-producer = full-compaction, whose
         // rewriter never looks up) sees the bucket's files above the output level.
         let lookup_files = if opts.need_lookup && producer != ChangelogProducer::FullCompaction {
@@ -474,6 +470,7 @@ pub fn plan_pk_compaction(
                 && !(engine == MergeEngine::Deduplicate && options.sequence_field().is_empty()),
             deletion_files,
             deleted_index_files,
+            deletion_vectors,
         });
     }
     // Keys decode at planning time so that a task never meets an undecodable key later.

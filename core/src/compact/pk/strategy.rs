@@ -289,25 +289,33 @@ impl CompactStrategy {
 }
 
 /// Full compaction: every run to the max level; when the only run already is the max
-/// level, only its files that must be rewritten (`force_rewrite_all_files`: all of them)
-/// as a file-rewrite unit, else nothing.
+/// level, only its files that must be rewritten (`force_rewrite_all_files`: all of them;
+/// else those for which `has_deletion_vector(file name)` holds) as a file-rewrite unit,
+/// else nothing.
 ///
-/// Source: Java `CompactStrategy#pickFullCompaction` (without record-level expiry and
-/// deletion vectors).
+/// Source: Java `CompactStrategy#pickFullCompaction` (without record-level expiry).
 pub fn pick_full_compaction(
     num_levels: i32,
     runs: &[LevelSortedRun],
     force_rewrite_all_files: bool,
+    has_deletion_vector: impl Fn(&str) -> bool,
 ) -> Option<CompactUnit> {
     let max_level = num_levels - 1;
     let first = runs.first()?;
     if runs.len() == 1 && first.level == max_level {
-        if !force_rewrite_all_files || first.run.files.is_empty() {
+        let files: Vec<DataFileMeta> = first
+            .run
+            .files
+            .iter()
+            .filter(|f| force_rewrite_all_files || has_deletion_vector(&f.file_name))
+            .cloned()
+            .collect();
+        if files.is_empty() {
             return None;
         }
         return Some(CompactUnit {
             output_level: max_level,
-            files: first.run.files.clone(),
+            files,
             file_rewrite: true,
         });
     }

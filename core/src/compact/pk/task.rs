@@ -11,9 +11,14 @@
 //! or `full-compaction`) roll beside the outputs. On an error the outputs written so far are
 //! deleted (best effort).
 //!
-//! Deletion-vector tables: each input is read with its deletion vector applied (rows it
-//! marks are gone), every input with a vector is rewritten, and the message removes the
-//! bucket's deletion-vector index files (the planner makes such tasks full compactions).
+//! Deletion-vector tables: files are read with their deletion vectors applied (rows they
+//! mark are gone). The task keeps the bucket's vectors as Java's `BucketedDvMaintainer`
+//! does: a rewritten input's vector is dropped; a key of level-0 records that a file above
+//! the output level holds gets that row marked deleted (the lookup-only runs report file
+//! positions), also when the level-0 file is upgraded rather than rewritten; a level-0 file
+//! that may hold retractions is rewritten, not upgraded. When the vectors changed, the
+//! message replaces the bucket's index files by one new file (`index-<uuid>-0` in `index/`,
+//! or in the bucket directory with `index-file-in-data-file-dir`) holding all of them.
 //!
 //! Source: Java `org.apache.paimon.mergetree.compact.MergeTreeCompactTask` (sections,
 //! upgrade rules), `FileRewriteCompactTask`, `MergeTreeCompactRewriter` (merge, drop
@@ -28,6 +33,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int8Type, Int64Type};
 use arrow_array::{ArrayRef, RecordBatch};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -36,15 +42,17 @@ use super::levels::decode_key;
 use super::planner::PkCompactTask;
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
+use crate::format::deletion_vector::{DeletionVector, decode_deletion_vector_index};
 use crate::io::{Io, Machine, PutMode};
 use crate::merge::{ChangelogMode, MergeConfig, MergeReader, RunSource};
 use crate::read::{FileColumn, FileRead, FileReadSpec, SEQUENCE_NUMBER, VALUE_KIND};
-use crate::scan::planner::DeletionFile;
+use crate::scan::planner::{DeletionFile, INDEX_DIR};
 use crate::scan::split::{KeyedFile, interval_partition};
 use crate::spec::{
-    ChangelogProducer, CoreOptions, DataField, DataFileMeta, DataType, Datum, FileSource,
-    SimpleStats, TableSchema,
+    ChangelogProducer, CoreOptions, DataField, DataFileMeta, DataType, Datum, DeletionVectorMeta,
+    FileSource, IndexFileMeta, SimpleStats, TableSchema,
 };
+use crate::write::deletion_vectors::put_dv_index_file;
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
 use crate::write::kv_file::{KvFileSpec, changelog_prefix};
@@ -79,13 +87,16 @@ pub struct PkCompactStats {
     pub upgraded_files: usize,
 }
 
-/// Whether `task` only moves one file to another level (nothing is rewritten), judged from
-/// the metadata as the task would.
+/// Whether `task` only moves one file to another level (nothing is rewritten or read),
+/// judged from the metadata as the task would.
 pub fn is_pure_upgrade(task: &PkCompactTask) -> bool {
     let [f] = task.unit.files.as_slice() else {
         return false;
     };
-    !task.unit.file_rewrite && f.level != task.unit.output_level && !must_rewrite(task, f)
+    !task.unit.file_rewrite
+        && f.level != task.unit.output_level
+        && !must_rewrite(task, f)
+        && (!task.deletion_vectors || f.level != 0 || task.lookup_files.is_empty())
 }
 
 /// The upgrade rules of one file: rewritten alone instead of upgraded when the output is
@@ -96,8 +107,8 @@ fn must_rewrite(task: &PkCompactTask, f: &DataFileMeta) -> bool {
     let out = task.unit.output_level;
     (out == task.max_level && f.delete_row_count.is_none_or(|d| d > 0))
         || task.force_rewrite_all_files
-        || task.deletion_files.contains_key(&f.file_name)
         || (task.rewrite_level0_upgrades && f.level == 0 && out != task.max_level)
+        || (task.deletion_vectors && f.level == 0 && f.delete_row_count.is_none_or(|d| d > 0))
 }
 
 /// A machine running `task`: emits one [`CommitMessage`] (its `compact_increment`).
@@ -160,6 +171,19 @@ struct TaskRun<'a> {
     after: Vec<DataFileMeta>,
     written: Vec<String>,
     stats: PkCompactStats,
+    /// Deletion-vector tables: the bucket's vectors, loaded when the task starts.
+    vectors: Option<BucketVectors>,
+    /// UUID of the new index file's name.
+    index_uuid: String,
+}
+
+/// The deletion vectors of the task's bucket (Java `BucketedDvMaintainer`).
+#[derive(Default)]
+struct BucketVectors {
+    /// Vector by data file name.
+    by_file: BTreeMap<String, DeletionVector>,
+    /// A vector was added, extended or dropped.
+    modified: bool,
 }
 
 impl<'a> TaskRun<'a> {
@@ -216,6 +240,7 @@ impl<'a> TaskRun<'a> {
         let changelog_names = (KvFileSpec::changelog(&options)?.format
             != KvFileSpec::for_level(&options, task.unit.output_level)?.format)
             .then(|| (names.uuid(), 0));
+        let index_uuid = names.uuid();
         let producer = options.changelog_producer()?;
         let mut lookup_levels: BTreeMap<i32, Vec<KeyRangeFile>> = BTreeMap::new();
         let plain_key_types: Vec<DataType> = trimmed
@@ -262,7 +287,69 @@ impl<'a> TaskRun<'a> {
             after: Vec::new(),
             written: Vec::new(),
             stats: PkCompactStats::default(),
+            vectors: None,
+            index_uuid,
         })
+    }
+
+    /// Read the bucket's deletion vectors (each index file once).
+    async fn load_vectors<T: Send + 'static>(&mut self, io: &Io<T>) -> Result<()> {
+        let mut by_path: BTreeMap<&str, Vec<DeletionVectorMeta>> = BTreeMap::new();
+        for (name, d) in &self.task.deletion_files {
+            let bad = |what: &str| {
+                Error::corrupt(
+                    &d.path,
+                    "deletion-vector",
+                    format!("{what} of the vector of {name} out of range"),
+                )
+            };
+            by_path
+                .entry(d.path.as_str())
+                .or_default()
+                .push(DeletionVectorMeta {
+                    data_file_name: name.clone(),
+                    offset: i32::try_from(d.offset).map_err(|_| bad("offset"))?,
+                    length: i32::try_from(d.length).map_err(|_| bad("length"))?,
+                    cardinality: d.cardinality,
+                });
+        }
+        let mut by_file = BTreeMap::new();
+        for (path, metas) in by_path {
+            let bytes = io.read(path).await?;
+            by_file.extend(decode_deletion_vector_index(&bytes, &metas, path, false)?);
+        }
+        self.vectors = Some(BucketVectors {
+            by_file,
+            modified: false,
+        });
+        Ok(())
+    }
+
+    /// The index changes of the task: one new index file with all the bucket's vectors
+    /// replacing the live ones, when the vectors changed.
+    async fn write_vectors<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+    ) -> Result<(Vec<IndexFileMeta>, Vec<IndexFileMeta>)> {
+        let Some(vectors) = self.vectors.take().filter(|v| v.modified) else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let dir = if self.options.index_file_in_data_file_dir()? {
+            self.task.bucket_path.clone()
+        } else {
+            INDEX_DIR.to_owned()
+        };
+        let all: Vec<(String, DeletionVector)> = vectors.by_file.into_iter().collect();
+        let (meta, path) = put_dv_index_file(
+            io,
+            &dir,
+            format!("index-{}-0", self.index_uuid),
+            &all,
+            self.options.deletion_vectors_bitmap64()?,
+        )
+        .await?;
+        self.written.push(path);
+        Ok((vec![meta], self.task.deleted_index_files.clone()))
     }
 
     async fn execute<T: Send + 'static>(
@@ -270,6 +357,9 @@ impl<'a> TaskRun<'a> {
         io: &Io<T>,
     ) -> Result<(CommitMessage, PkCompactStats)> {
         let task = self.task;
+        if task.deletion_vectors {
+            self.load_vectors(io).await?;
+        }
         if task.unit.file_rewrite {
             for f in &task.unit.files {
                 self.rewrite(io, vec![vec![vec![f.clone()]]], true).await?;
@@ -296,6 +386,7 @@ impl<'a> TaskRun<'a> {
             }
             self.flush_candidate(io, &mut candidate).await?;
         }
+        let (new_index_files, deleted_index_files) = self.write_vectors(io).await?;
         let message = CommitMessage {
             partition: task.partition.clone(),
             bucket: task.bucket,
@@ -305,8 +396,8 @@ impl<'a> TaskRun<'a> {
                 compact_before: std::mem::take(&mut self.before),
                 compact_after: std::mem::take(&mut self.after),
                 changelog_files: std::mem::take(&mut self.changelog_files),
-                deleted_index_files: task.deleted_index_files.clone(),
-                ..CompactIncrement::default()
+                new_index_files,
+                deleted_index_files,
             },
         };
         Ok((message, std::mem::take(&mut self.stats)))
@@ -438,7 +529,10 @@ impl<'a> TaskRun<'a> {
             return self.rewrite(io, vec![vec![vec![f]]], true).await;
         }
         if f.level != out {
-            if self.upgrade_needs_changelog(&f) {
+            // Deletion vectors: the level-0 records still replace rows above the output.
+            let marks =
+                self.task.deletion_vectors && f.level == 0 && !self.lookup_levels.is_empty();
+            if self.upgrade_needs_changelog(&f) || marks {
                 self.rewrite(io, vec![vec![vec![f.clone()]]], false).await?;
             }
             let mut up = f.clone();
@@ -477,10 +571,16 @@ impl<'a> TaskRun<'a> {
         for section in &sections {
             let lookup_runs = self.lookup_runs_for(section)?;
             let lookup_count = lookup_runs.len();
+            let track_from = if self.task.deletion_vectors {
+                section.len()
+            } else {
+                usize::MAX
+            };
             let runs: Vec<Box<dyn RunSource>> = section
                 .iter()
                 .chain(lookup_runs.iter())
-                .map(|run| {
+                .enumerate()
+                .map(|(i, run)| {
                     let files = run
                         .iter()
                         .map(|f| {
@@ -505,6 +605,8 @@ impl<'a> TaskRun<'a> {
                         current: None,
                         batch_size: self.ctx.batch_size,
                         level: 0,
+                        file_name: None,
+                        track_positions: i >= track_from,
                     }) as Box<dyn RunSource>)
                 })
                 .collect::<Result<_>>()?;
@@ -518,6 +620,10 @@ impl<'a> TaskRun<'a> {
             .with_key_value_output(!self.task.drop_delete);
             if lookup_count > 0 || changelog.is_some() {
                 merge = merge.with_compaction_lookup(lookup_count, changelog)?;
+            }
+            let marks = self.task.deletion_vectors && lookup_count > 0;
+            if marks {
+                merge = merge.with_deletion_vector_marks()?;
             }
             while let Some(batch) = merge.next_batch().await? {
                 let (data, log) = if changelog.is_some() {
@@ -563,6 +669,27 @@ impl<'a> TaskRun<'a> {
                     }
                 }
             }
+            if marks {
+                let new = merge.take_deletion_vector_marks()?;
+                if let Some(vectors) = self.vectors.as_mut() {
+                    for (file, positions) in new {
+                        let old = vectors.by_file.get(&*file);
+                        let fresh: Vec<u64> = positions
+                            .into_iter()
+                            .filter(|p| old.is_none_or(|dv| !dv.is_deleted(*p)))
+                            .collect();
+                        if !fresh.is_empty() {
+                            let fresh = DeletionVector::from_positions(fresh);
+                            let dv = match old {
+                                Some(dv) => dv.union(&fresh),
+                                None => fresh,
+                            };
+                            vectors.by_file.insert(file.to_string(), dv);
+                            vectors.modified = true;
+                        }
+                    }
+                }
+            }
         }
         if let Some(w) = writer.take() {
             self.close_output(io, w, false).await?;
@@ -572,6 +699,11 @@ impl<'a> TaskRun<'a> {
         }
         if write_data {
             for f in sections.into_iter().flatten().flatten() {
+                if let Some(vectors) = self.vectors.as_mut()
+                    && vectors.by_file.remove(&f.file_name).is_some()
+                {
+                    vectors.modified = true;
+                }
                 self.stats.rewritten_files += 1;
                 self.before.push(f);
             }
@@ -799,11 +931,20 @@ struct CompactRunSource<T> {
     batch_size: usize,
     /// Level of the file being read.
     level: i32,
+    /// Name of the file being read.
+    file_name: Option<Arc<str>>,
+    /// Report file positions ([`RunSource::batch_positions`]).
+    track_positions: bool,
 }
 
 impl<T: Send + 'static> RunSource for CompactRunSource<T> {
     fn batch_level(&self) -> i32 {
         self.level
+    }
+
+    fn batch_positions(&self) -> Option<(Arc<str>, ScalarBuffer<i64>)> {
+        let positions = self.current.as_ref()?.last_positions()?.clone();
+        Some((Arc::clone(self.file_name.as_ref()?), positions))
     }
 
     fn next_batch(&mut self) -> BoxFuture<'_, Result<Option<RecordBatch>>> {
@@ -819,18 +960,22 @@ impl<T: Send + 'static> RunSource for CompactRunSource<T> {
                     return Ok(None);
                 };
                 self.level = file.level;
-                self.current = Some(
-                    FileRead::open(
-                        &self.io,
-                        &path,
-                        &file,
-                        &schema,
-                        &self.spec,
-                        dv.as_ref(),
-                        self.batch_size,
-                    )
-                    .await?,
-                );
+                self.file_name = Some(Arc::from(file.file_name.as_str()));
+                let read = FileRead::open(
+                    &self.io,
+                    &path,
+                    &file,
+                    &schema,
+                    &self.spec,
+                    dv.as_ref(),
+                    self.batch_size,
+                )
+                .await?;
+                self.current = Some(if self.track_positions {
+                    read.track_positions()
+                } else {
+                    read
+                });
             }
         })
     }

@@ -303,22 +303,22 @@ fn force_up_level0_gentle_one_trigger() {
 #[test]
 fn full_compaction_picks() {
     let runs = [level(0, 1), level(3, 10)];
-    let u = pick_full_compaction(6, &runs, false).unwrap();
+    let u = pick_full_compaction(6, &runs, false, |_| false).unwrap();
     assert_eq!(
         (u.output_level, u.files.len(), u.file_rewrite),
         (5, 2, false)
     );
     // A single max-level run: nothing, unless every file is rewritten.
     let only_max = [level(5, 10)];
-    assert!(pick_full_compaction(6, &only_max, false).is_none());
-    let u = pick_full_compaction(6, &only_max, true).unwrap();
+    assert!(pick_full_compaction(6, &only_max, false, |_| false).is_none());
+    let u = pick_full_compaction(6, &only_max, true, |_| false).unwrap();
     assert_eq!(
         (u.output_level, u.files.len(), u.file_rewrite),
         (5, 1, true)
     );
-    assert!(pick_full_compaction(6, &[], false).is_none());
+    assert!(pick_full_compaction(6, &[], false, |_| false).is_none());
     // A single run below the max level goes up.
-    let u = pick_full_compaction(6, &[level(2, 10)], false).unwrap();
+    let u = pick_full_compaction(6, &[level(2, 10)], false, |_| false).unwrap();
     assert_eq!(u.output_level, 5);
 }
 
@@ -522,6 +522,10 @@ fn long_key(v: i64) -> BinaryRow {
     .unwrap()
 }
 
+fn names(files: &[DataFileMeta]) -> Vec<String> {
+    files.iter().map(|f| f.file_name.clone()).collect()
+}
+
 fn entry(size: i64, level: i32, keys: (i64, i64)) -> crate::spec::ManifestEntry {
     let mut f = file(size, level);
     f.min_key = long_key(keys.0);
@@ -622,7 +626,7 @@ fn unsupported_tables_are_named() {
 }
 
 #[test]
-fn deletion_vector_tables_compact_fully_and_drop_their_index() {
+fn deletion_vector_tables_compact_as_lookup_tables() {
     use super::planner::{PkCompactRequest, plan_pk_compaction};
     use crate::spec::{DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry};
     let dv = pk_schema(r#", "deletion-vectors.enabled": "true""#);
@@ -648,18 +652,25 @@ fn deletion_vector_tables_compact_fully_and_drop_their_index() {
         bucket: 0,
         index_file: index.clone(),
     }];
-    // One max-level run with a vector: a task over the run; only the file with the vector
-    // must be rewritten (read with it), the index removed.
     let request = PkCompactRequest {
         index_entries: index_entries.clone(),
         ..Default::default()
     };
+    // One max-level run with a vector: nothing for a normal compaction.
     let tasks = plan_pk_compaction(&dv, &[max.clone(), other.clone()], &request).unwrap();
+    assert!(tasks.is_empty(), "{tasks:?}");
+    // A full compaction rewrites only the file with the vector, file by file.
+    let full = PkCompactRequest {
+        full: true,
+        ..request.clone()
+    };
+    let tasks = plan_pk_compaction(&dv, &[max.clone(), other.clone()], &full).unwrap();
     assert_eq!(tasks.len(), 1);
     let t = &tasks[0];
     assert_eq!(t.unit.output_level, 5);
-    assert_eq!(t.unit.files.len(), 2);
-    assert!(t.drop_delete);
+    assert!(t.unit.file_rewrite);
+    assert_eq!(names(&t.unit.files), vec![max.file.file_name.clone()]);
+    assert!(t.drop_delete && t.deletion_vectors);
     assert_eq!(t.deleted_index_files, vec![index.clone()]);
     let d = &t.deletion_files[&max.file.file_name];
     assert_eq!(
@@ -669,23 +680,38 @@ fn deletion_vector_tables_compact_fully_and_drop_their_index() {
     assert_eq!(d.cardinality, Some(2));
     assert!(!t.deletion_files.contains_key(&other.file.file_name));
     assert!(!super::task::is_pure_upgrade(t));
-    // Without vectors, one max-level run has nothing to do.
+    // Without vectors, a full compaction of one max-level run has nothing to do.
     let none = plan_pk_compaction(
         &dv,
         std::slice::from_ref(&other),
-        &PkCompactRequest::default(),
+        &PkCompactRequest {
+            full: true,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert!(none.is_empty());
-    // A normal request with level 0: a full compaction to the max level (not level 0 up
-    // to level 4 as the lookup strategy would pick), every file an input.
+    // A normal request with level 0: level 0 is forced up to the level below the next run
+    // (Java's ForceUpLevel0Compaction), the max level is looked up, and retractions are
+    // dropped although level 5 holds older data.
     let l0 = entry(10, 0, (5, 8));
-    let tasks = plan_pk_compaction(&dv, &[l0, max, other], &request).unwrap();
+    let tasks = plan_pk_compaction(&dv, &[l0.clone(), max.clone(), other], &request).unwrap();
     assert_eq!(tasks.len(), 1);
-    assert_eq!(tasks[0].unit.output_level, 5);
-    assert_eq!(sizes_of(&tasks[0].unit.files), vec![10, 1000, 1000]);
-    assert!(tasks[0].lookup_files.is_empty());
-    assert_eq!(tasks[0].deleted_index_files.len(), 1);
+    let t = &tasks[0];
+    assert_eq!(t.unit.output_level, 4);
+    assert_eq!(names(&t.unit.files), vec![l0.file.file_name.clone()]);
+    assert_eq!(t.lookup_files.len(), 2);
+    assert!(t.drop_delete);
+    assert_eq!(t.deleted_index_files.len(), 1);
+    // Its level-0 file moves up with a read (the lookup marks rows of level 5).
+    let mut clean = l0.file.clone();
+    clean.delete_row_count = Some(0);
+    clean.file_size = 1 << 30;
+    let mut upgrade = t.clone();
+    upgrade.unit.files = vec![clean];
+    assert!(!super::task::is_pure_upgrade(&upgrade));
+    upgrade.lookup_files.clear();
+    assert!(super::task::is_pure_upgrade(&upgrade));
 }
 
 /// A run whose batches come from files of one level.
