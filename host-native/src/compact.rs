@@ -100,7 +100,7 @@ impl Table {
     ///
     /// # Errors
     /// Reading the snapshot; `Unsupported` for primary-key features whose
-    /// compaction is not implemented (postpone buckets, `changelog-producer.row-deduplicate`).
+    /// compaction is not implemented (postpone buckets).
     pub async fn plan_compaction(&self, full: bool) -> Result<CompactionPlan> {
         if !self.schema().await?.is_primary_key_table() {
             return crate::compact_append::plan(self, full).await;

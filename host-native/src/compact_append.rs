@@ -5,9 +5,13 @@
 //!                          → core planner → CompactionPlan (JSON units)
 //! run(table, opts)         the same plan, then per task:
 //!                            core rewrite_machine: read its files (the read_split machine:
-//!                            schema evolution, field groups) → CompactRewriter (the core
-//!                            writer, latest schema) → Put (create-new)
-//!                            → task.finish(outputs) → CommitMessage (compact before/after)
+//!                            schema evolution, field groups, deletion vectors) →
+//!                            CompactRewriter (the core writer, latest schema) → Put
+//!                            (create-new)
+//!                            → core dv_index_machine (tasks whose inputs have deletion
+//!                            vectors: their index files written again without them)
+//!                            → task.finish(outputs, index) → CommitMessage (compact
+//!                            before/after, new/deleted index files)
 //!                          one commit of every message: a COMPACT snapshot
 //! ```
 //!
@@ -18,9 +22,14 @@
 //! full mode either). See [`paimon_kernel::compact::append`] and
 //! [`paimon_kernel::compact::data_evolution`].
 //!
-//! Not supported (the error says so): primary-key tables (see [`crate::compact`]), files with
-//! deletion vectors, row-tracking tables without data evolution (Java rewrites their
-//! `_ROW_ID`/`_SEQUENCE_NUMBER` into the files), `.blob` file compaction.
+//! Append tables with deletion vectors (`deletion-vectors.enabled`) are planned in Java's
+//! deletion-vector modes from the snapshot's index manifest; the vectors of the compacted
+//! files leave the index with the commit (see [`paimon_kernel::compact::append`]).
+//!
+//! Not supported (the error says so): primary-key tables (see [`crate::compact`]),
+//! data-evolution files with deletion vectors, row-tracking tables without data evolution
+//! (Java rewrites their `_ROW_ID`/`_SEQUENCE_NUMBER` into the files), `.blob` file
+//! compaction.
 //!
 //! A compaction racing other commits is checked by the commit (its inputs must still be live;
 //! data-evolution row-id checks): on a conflict nothing is published and the files written
@@ -31,14 +40,14 @@ use std::collections::BTreeMap;
 use paimon_kernel::commit::CommitMessage;
 use paimon_kernel::compact::CompactionPlan;
 use paimon_kernel::compact::append::{
-    AppendCompactOptions as CompactSettings, AppendCompactTask, CompactRewriter, partition_json,
-    plan_bucketed, plan_unaware, rewrite_machine,
+    AppendCompactOptions as CompactSettings, AppendCompactTask, AppendDvIndex, CompactRewriter,
+    dv_index_machine, partition_json, plan_bucketed, plan_unaware, rewrite_machine,
 };
 use paimon_kernel::compact::data_evolution::{
     self, DataEvolutionCompactOptions, DataEvolutionCompactTask, write_layout,
 };
 use paimon_kernel::read::ReadContext;
-use paimon_kernel::scan::{DataSplit, Plan, TableKind};
+use paimon_kernel::scan::{DataSplit, DeletionFile, Plan, TableKind};
 use paimon_kernel::spec::partition::{PartitionNaming, partition_values};
 use paimon_kernel::spec::{BinaryRow, CoreOptions, DataField, FileKind, ManifestEntry};
 use paimon_kernel::write::WriteOptions;
@@ -192,6 +201,7 @@ async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<Planned> 
     let options = CoreOptions::new(scan.options.clone());
     let kernel = |e| Error::kernel(context(), e);
     let de = options.data_evolution_enabled().map_err(kernel)?;
+    let dv_enabled = options.deletion_vectors_enabled().map_err(kernel)?;
     match scan.table_kind {
         TableKind::PrimaryKey => {
             return Err(kernel(paimon_kernel::Error::unsupported(
@@ -259,15 +269,23 @@ async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<Planned> 
         if !keep {
             continue;
         }
-        if let Some(deletions) = &split.deletion_files
+        // Data-evolution files with vectors are not compacted; nor are vectors of a table
+        // whose `deletion-vectors.enabled` was turned off (the planner would not see them).
+        if (de || !dv_enabled)
+            && let Some(deletions) = &split.deletion_files
             && let Some((i, _)) = deletions.iter().enumerate().find(|(_, d)| d.is_some())
         {
             let name = split
                 .data_files
                 .get(i)
                 .map_or("?", |f| f.file_name.as_str());
+            let why = if de {
+                ""
+            } else {
+                " while 'deletion-vectors.enabled' is false"
+            };
             return Err(kernel(paimon_kernel::Error::unsupported(format!(
-                "compacting data files with deletion vectors (data file {name} has one)"
+                "compacting data files with deletion vectors (data file {name} has one){why}"
             ))));
         }
         bucket_paths
@@ -288,10 +306,27 @@ async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<Planned> 
         Tasks::DataEvolution(data_evolution::plan(&entries, &settings).map_err(kernel)?)
     } else {
         let settings = CompactSettings::from_options(&options).map_err(kernel)?;
-        if options.bucket().map_err(kernel)? > 0 {
-            Tasks::Append(plan_bucketed(&entries, &settings, opts.full))
+        let bucketed = options.bucket().map_err(kernel)? > 0;
+        let index_entries = match &scan.snapshot {
+            Some(snapshot) if settings.deletion_vectors && snapshot.index_manifest.is_some() => {
+                let snapshot = snapshot.clone();
+                table
+                    .run(
+                        "IndexManifestReader",
+                        format!("reading the index manifest of snapshot {}", snapshot.id),
+                        move |io| async move {
+                            paimon_kernel::scan::planner::read_index_entries(&io, &snapshot).await
+                        },
+                    )
+                    .await?
+            }
+            _ => Vec::new(),
+        };
+        let dvs = AppendDvIndex::try_new(&index_entries, &options, !bucketed).map_err(kernel)?;
+        if bucketed {
+            Tasks::Append(plan_bucketed(&entries, &dvs, &settings, opts.full))
         } else {
-            Tasks::Append(plan_unaware(&entries, &settings))
+            Tasks::Append(plan_unaware(&entries, &dvs, &settings))
         }
     };
     Ok(Planned {
@@ -308,6 +343,8 @@ struct Job<'a> {
     bucket: i32,
     total_buckets: Option<i32>,
     files: &'a [paimon_kernel::spec::DataFileMeta],
+    /// The deletion vectors of `files` (same order), empty when none has one.
+    deletion_files: &'a [Option<DeletionFile>],
     data_evolution: bool,
 }
 
@@ -332,10 +369,24 @@ async fn execute(
                     bucket: task.bucket,
                     total_buckets: task.total_buckets,
                     files: &task.files,
+                    deletion_files: &task.deletion_files,
                     data_evolution: false,
                 };
                 let outputs = rewrite(table, planned, &ctx, schema.clone(), &job, written).await?;
-                let message = task.finish(outputs).map_err(kernel)?;
+                let index = match dv_index_machine(task, random_seed()) {
+                    Some(machine) => {
+                        let machine = machine.describe(format!(
+                            "rewriting the deletion-vector index files of a compaction task of \
+                             table {}",
+                            table.location()
+                        ));
+                        let output = table.host().run_once(machine).await?;
+                        written.extend(output.paths.iter().cloned());
+                        Some(output)
+                    }
+                    None => None,
+                };
+                let message = task.finish(outputs, index).map_err(kernel)?;
                 reports.push(report(planned, &message)?);
                 messages.push(message);
             }
@@ -351,6 +402,7 @@ async fn execute(
                     bucket: 0,
                     total_buckets: None,
                     files: &task.files,
+                    deletion_files: &[],
                     data_evolution: true,
                 };
                 let outputs =
@@ -392,7 +444,7 @@ async fn rewrite(
         bucket_path,
         total_buckets: job.total_buckets,
         data_files: job.files.to_vec(),
-        deletion_files: None,
+        deletion_files: (!job.deletion_files.is_empty()).then(|| job.deletion_files.to_vec()),
         raw_convertible: !job.data_evolution,
     };
     let rewriter = CompactRewriter::try_new(

@@ -336,6 +336,8 @@ struct TableSettings {
     key_types: Option<Vec<DataType>>,
     bucket: i32,
     bucket_unaware: bool,
+    /// `deletion-vectors.enabled`.
+    deletion_vectors: bool,
     row_tracking: bool,
     partition_group_on_commit: bool,
     data_evolution: bool,
@@ -406,6 +408,7 @@ impl TableSettings {
             key_types,
             bucket,
             bucket_unaware: !schema.is_primary_key_table() && bucket == -1,
+            deletion_vectors: options.deletion_vectors_enabled()?,
             row_tracking: options.row_tracking_enabled()?,
             partition_group_on_commit: option_bool(
                 schema,
@@ -896,7 +899,13 @@ impl<T> Committer<'_, T> {
             None => (Vec::new(), latest_schema_id(io).await?),
         };
         let schema_id = schema_id.unwrap_or(table.schema_id).max(table.schema_id);
-        let needs_index = part.overwrite.is_some() || !part.index.is_empty();
+        // Deletion-vector tables: a commit that deletes data files is checked against the
+        // live vectors of those files.
+        let needs_index = part.overwrite.is_some()
+            || !part.index.is_empty()
+            || (table.deletion_vectors
+                && part.detect_conflicts
+                && part.table_files.iter().any(|e| e.kind == FileKind::Delete));
         let old_index_entries = match latest {
             Some(s) if needs_index && s.index_manifest.is_some() => {
                 crate::scan::planner::read_index_entries(io, s).await?

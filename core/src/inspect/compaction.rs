@@ -6,14 +6,14 @@
 //! compaction with `full`; deletion-vector tables are always compacted fully); fixed-bucket
 //! append tables [`plan_bucketed`]; unaware-bucket append tables [`plan_unaware`];
 //! data-evolution tables [`data_evolution::plan`]. A planner that refuses the table
-//! (`Unsupported`: e.g. postpone buckets, `changelog-producer = lookup`, append files with
-//! deletion vectors, row-tracking tables without data evolution) makes the preview
+//! (`Unsupported`: e.g. postpone buckets, `changelog-producer = lookup`, data-evolution files
+//! with deletion vectors, row-tracking tables without data evolution) makes the preview
 //! *unavailable* with the planner's reason instead of failing the view.
 
 use serde::{Deserialize, Serialize};
 
 use super::{dv_index, partition_fields, partition_forms, table_kind_name};
-use crate::compact::append::{AppendCompactOptions, plan_bucketed, plan_unaware};
+use crate::compact::append::{AppendCompactOptions, AppendDvIndex, plan_bucketed, plan_unaware};
 use crate::compact::data_evolution::{self, DataEvolutionCompactOptions};
 use crate::compact::pk::{PkCompactRequest, is_pure_upgrade, plan_pk_compaction};
 use crate::error::{Error, Result};
@@ -217,7 +217,7 @@ fn plan_append(
              store _ROW_ID and _SEQUENCE_NUMBER)",
         ));
     }
-    if options.deletion_vectors_enabled()? {
+    if de && options.deletion_vectors_enabled()? {
         let dvs = dv_index(index_entries);
         if let Some(e) = entries.iter().find(|e| {
             dvs.contains_key(&(
@@ -240,10 +240,15 @@ fn plan_append(
             .collect()
     } else {
         let settings = AppendCompactOptions::from_options(&options)?;
-        let tasks = if bucketed {
-            plan_bucketed(entries, &settings, full)
+        let dvs = if settings.deletion_vectors {
+            AppendDvIndex::try_new(index_entries, &options, !bucketed)?
         } else {
-            plan_unaware(entries, &settings)
+            AppendDvIndex::default()
+        };
+        let tasks = if bucketed {
+            plan_bucketed(entries, &dvs, &settings, full)
+        } else {
+            plan_unaware(entries, &dvs, &settings)
         };
         tasks
             .iter()

@@ -279,6 +279,31 @@ fn unsupported_planners_make_the_preview_unavailable() {
             .contains("postpone"),
         "{p:?}"
     );
+    let de_dv = schema(
+        r#"{"id": 0, "name": "v", "type": "INT"}"#,
+        &[],
+        &[],
+        r#""deletion-vectors.enabled": "true", "row-tracking.enabled": "true",
+           "data-evolution.enabled": "true""#,
+    );
+    let es = entries(
+        0,
+        vec![file("f1", 0, 10, (0, 0)), file("f2", 0, 10, (1, 1))],
+    );
+    let p = compaction_preview(&de_dv, Some(1), &es, &[dv_entry(0, "f2", 1)], false, 0).unwrap();
+    assert!(!p.available);
+    assert_eq!(
+        p.unavailable_reason.as_deref(),
+        Some("unsupported: compacting data files with deletion vectors (data file f2 has one)")
+    );
+    assert!(p.tasks.is_empty());
+}
+
+/// Append tables with deletion vectors: Java's deletion-vector mode of the unaware
+/// coordinator; the file with a vector is a task on its own (files with vectors are always
+/// compacted), the single file without one is left alone.
+#[test]
+fn append_preview_with_deletion_vectors() {
     let append_dv = schema(
         r#"{"id": 0, "name": "v", "type": "INT"}"#,
         &[],
@@ -291,12 +316,10 @@ fn unsupported_planners_make_the_preview_unavailable() {
     );
     let p =
         compaction_preview(&append_dv, Some(1), &es, &[dv_entry(0, "f2", 1)], false, 0).unwrap();
-    assert!(!p.available);
-    assert_eq!(
-        p.unavailable_reason.as_deref(),
-        Some("unsupported: compacting data files with deletion vectors (data file f2 has one)")
-    );
-    assert!(p.tasks.is_empty());
+    assert!(p.available, "{p:?}");
+    assert_eq!(p.planner, "append-unaware");
+    assert_eq!(p.tasks.len(), 1);
+    assert_eq!(p.tasks[0].files, vec!["f2"]);
 }
 
 #[test]

@@ -463,6 +463,7 @@ pub fn check_deletion_vector_changes(
              this change was computed; nothing was published, run it again"
         ),
     };
+    check_deleted_files_vectors(live, changes, delta, bucket_unaware)?;
     if !changes.iter().any(|e| is_dv(&e)) {
         return Ok(());
     }
@@ -598,6 +599,89 @@ pub fn check_deletion_vector_changes(
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Every data file a commit deletes (and does not add back under the same name, as an
+/// upgrade to another level does) must go with the deletion vector it has now: the index
+/// file the commit replaces for it (a DELETE whose ranges name it; in a fixed bucket, an ADD
+/// without any DELETE of that bucket replaces all its live files, as Java's messages do) must
+/// be the live index file holding its vector, none when it has none. Otherwise rows another
+/// commit deleted since (a vector it added or extended) would come back with the rewritten
+/// rows.
+///
+/// Source: Java `ConflictDetection#buildDeltaEntriesWithDV` (data files paired with their
+/// deletion vector file; Java pairs them for bucket-unaware tables only).
+fn check_deleted_files_vectors(
+    live: &[IndexManifestEntry],
+    changes: &[IndexManifestEntry],
+    delta: &[ManifestEntry],
+    bucket_unaware: bool,
+) -> Result<()> {
+    let is_dv = |e: &&IndexManifestEntry| e.index_file.index_type == DELETION_VECTORS_INDEX;
+    let readded: std::collections::BTreeSet<&str> = delta
+        .iter()
+        .filter(|e| e.kind == FileKind::Add)
+        .map(|e| e.file.file_name.as_str())
+        .collect();
+    fn holder<'a>(
+        mut entries: impl Iterator<Item = &'a IndexManifestEntry>,
+        name: &str,
+    ) -> Option<String> {
+        entries
+            .find(|e| {
+                e.index_file
+                    .dv_ranges
+                    .iter()
+                    .flatten()
+                    .any(|r| r.data_file_name == name)
+            })
+            .map(|e| e.index_file.file_name.clone())
+    }
+    // Fixed buckets whose live files an ADD replaces implicitly.
+    let implicit = |p: &BinaryRow, b: i32| {
+        !bucket_unaware
+            && changes
+                .iter()
+                .filter(is_dv)
+                .any(|c| c.kind == FileKind::Add && &c.partition == p && c.bucket == b)
+            && !changes
+                .iter()
+                .filter(is_dv)
+                .any(|c| c.kind == FileKind::Delete && &c.partition == p && c.bucket == b)
+    };
+    for d in delta.iter().filter(|e| e.kind == FileKind::Delete) {
+        let name = d.file.file_name.as_str();
+        if readded.contains(name) {
+            continue;
+        }
+        let in_scope = |e: &&IndexManifestEntry| {
+            is_dv(e) && e.kind == FileKind::Add && (bucket_unaware || e.bucket == d.bucket)
+        };
+        let now = holder(live.iter().filter(in_scope), name);
+        let replaced = if implicit(&d.partition, d.bucket) {
+            now.clone()
+        } else {
+            holder(
+                changes
+                    .iter()
+                    .filter(is_dv)
+                    .filter(|e| e.kind == FileKind::Delete),
+                name,
+            )
+        };
+        if replaced != now {
+            return Err(Error::CommitConflict {
+                detail: format!(
+                    "data file {name} is deleted with the deletion vector of {} but its vector \
+                     is now in {}: another commit deleted rows of it since this change was \
+                     planned; nothing was published, run it again",
+                    replaced.as_deref().unwrap_or("no index file"),
+                    now.as_deref().unwrap_or("no index file")
+                ),
+            });
         }
     }
     Ok(())
@@ -770,5 +854,83 @@ mod tests {
             dv_entry(FileKind::Add, 1, "i2", &["f1", "f5"]),
         ];
         check_deletion_vector_changes(&live, &carried, &without_f2, &[], false, false).unwrap();
+    }
+
+    #[test]
+    fn deleted_data_files_go_with_their_live_vector() {
+        let deleted = |name: &str| ManifestEntry {
+            kind: FileKind::Delete,
+            ..data(name)
+        };
+        // Bucket-unaware: f1 has a vector in i1 now.
+        let live = vec![dv_entry(FileKind::Add, 0, "i1", &["f1", "f2"])];
+        // A compaction of f1 planned when f1 had no vector: conflict.
+        assert!(is_conflict(check_deletion_vector_changes(
+            &live,
+            &[],
+            &[data("f1"), data("f2")],
+            &[deleted("f1")],
+            true,
+            false
+        )));
+        // Planned with i1 (replacing it, keeping f2's vector): fine.
+        let replaces = vec![
+            dv_entry(FileKind::Delete, 0, "i1", &["f1", "f2"]),
+            dv_entry(FileKind::Add, 0, "i2", &["f2"]),
+        ];
+        check_deletion_vector_changes(
+            &live,
+            &replaces,
+            &[data("f1"), data("f2")],
+            &[deleted("f1")],
+            true,
+            false,
+        )
+        .unwrap();
+        // Planned with i0, which another commit replaced by i1 meanwhile: conflict.
+        let stale = vec![
+            dv_entry(FileKind::Delete, 0, "i0", &["f1"]),
+            dv_entry(FileKind::Add, 0, "i2", &["f2"]),
+        ];
+        assert!(is_conflict(check_deletion_vector_changes(
+            &live,
+            &stale,
+            &[data("f1"), data("f2")],
+            &[deleted("f1")],
+            true,
+            false
+        )));
+        // A file without a vector deleted without index changes: fine; a file moved to
+        // another level (deleted and added back) keeps its vector.
+        check_deletion_vector_changes(
+            &live,
+            &[],
+            &[data("f1"), data("f3")],
+            &[deleted("f3"), deleted("f1"), data("f1")],
+            true,
+            false,
+        )
+        .unwrap();
+        // Fixed bucket: an ADD without a DELETE of the bucket (Java's compaction messages)
+        // replaces its live file implicitly.
+        let java_style = vec![dv_entry(FileKind::Add, 0, "i5", &["f2"])];
+        check_deletion_vector_changes(
+            &live,
+            &java_style,
+            &[data("f1"), data("f2")],
+            &[deleted("f1")],
+            false,
+            false,
+        )
+        .unwrap();
+        // ... but without any index change the live vector must not exist.
+        assert!(is_conflict(check_deletion_vector_changes(
+            &live,
+            &[],
+            &[data("f1"), data("f2")],
+            &[deleted("f1")],
+            false,
+            false
+        )));
     }
 }

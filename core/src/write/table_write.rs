@@ -785,6 +785,17 @@ impl TableWrite {
                     RowKind::from_byte(k.value(row)).map_or("?", RowKind::short_string)
                 )));
             }
+            if let Some(kv) = &self.kv
+                && kv.engine == MergeEngine::FirstRow
+                && !kv.ignore_delete
+                && let Some(row) = k.values().iter().position(|b| *b == 1 || *b == 3)
+            {
+                return Err(Error::invalid(format!(
+                    "row {row} of the input is a {} row: first-row tables take no retractions \
+                     (-U/-D) unless 'ignore-delete' is true",
+                    RowKind::from_byte(k.value(row)).map_or("?", RowKind::short_string)
+                )));
+            }
         }
         Ok((columns, kinds))
     }

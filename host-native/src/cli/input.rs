@@ -277,8 +277,20 @@ fn arrow_input(input: Input, schema: &SchemaRef) -> Result<Batches> {
         return Ok(Box::new(ArrowBatches { input, inner: r }));
     }
     let stream = BufReader::with_capacity(1 << 16, Cursor::new(magic).chain(reader));
-    let r =
-        arrow_ipc::reader::StreamReader::try_new(stream, None).map_err(|e| arrow_err(&input, e))?;
+    let r = arrow_ipc::reader::StreamReader::try_new(stream, None).map_err(|e| {
+        if input.path.is_none() {
+            input.error(
+                None,
+                paimon_kernel::Error::arrow(
+                    "Arrow IPC stream (the default for stdin; other input needs --format csv, \
+                     jsonl or parquet)",
+                    e,
+                ),
+            )
+        } else {
+            arrow_err(&input, e)
+        }
+    })?;
     check_columns(&input, &r.schema(), schema)?;
     Ok(Box::new(ArrowBatches { input, inner: r }))
 }

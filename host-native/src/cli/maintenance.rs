@@ -337,7 +337,7 @@ pub(crate) async fn tag(a: TagArgs, json_out: bool) -> Result<(), String> {
                     .iter()
                     .map(|t| {
                         format!(
-                            "{}\tsnapshot {}\t{} rows",
+                            "{}\tsnapshot {}\t{} records",
                             t.name, t.snapshot_id, t.record_count
                         )
                     })

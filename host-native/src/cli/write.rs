@@ -140,9 +140,26 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
             }
         }
         let messages = writer.prepare_commit().await?;
+        // The write's own data files, and the files its level-0 compaction wrote.
+        let counts = (
+            messages
+                .iter()
+                .map(|m| m.data_increment.new_files.len())
+                .sum::<usize>(),
+            messages
+                .iter()
+                .map(|m| {
+                    let c = &m.compact_increment;
+                    c.compact_after
+                        .iter()
+                        .filter(|f| !c.compact_before.iter().any(|b| b.file_name == f.file_name))
+                        .count()
+                })
+                .sum::<usize>(),
+        );
         if let Some(path) = &a.prepare_only {
             write_messages(path, &messages)?;
-            return Ok(None);
+            return Ok(Err(counts));
         }
         let partition = match &a.partition {
             Some(p) => Some(parse_partition(p).map_err(|e| {
@@ -167,26 +184,28 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
                 Err(_) => return Err(first),
             },
         };
-        Ok(Some(outcome))
+        Ok(Ok((outcome, counts)))
     }
     .await;
     if progress {
         eprintln!();
     }
-    let outcome = match outcome {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            let (rows, files) = (writer.rows_written(), writer.files_written());
+    let (outcome, (files, compacted)) = match outcome {
+        Ok(Ok(o)) => o,
+        Ok(Err((files, compacted))) => {
+            let rows = writer.rows_written();
             let path = a.prepare_only.as_deref().unwrap_or("-");
             if json {
                 super::print(
-                    &serde_json::json!({"rows": rows, "files": files, "messages": path})
-                        .to_string(),
+                    &serde_json::json!({"rows": rows, "files": files,
+                        "compaction_files": compacted, "messages": path})
+                    .to_string(),
                 );
             } else if path != "-" {
                 super::print(&format!(
-                    "wrote {rows} rows in {files} files; commit messages in {path} \
-                     (not committed)"
+                    "wrote {rows} rows in {files} files{}; commit messages in {path} \
+                     (not committed)",
+                    compaction_note(compacted)
                 ));
             }
             return Ok(());
@@ -211,7 +230,6 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
         }
     };
     let rows = writer.rows_written();
-    let files = writer.files_written();
     warn_maintenance(&outcome);
     if outcome.snapshot_ids.is_empty() && outcome.already_committed {
         // This user's batch commit is already in the table: the files of this run are not
@@ -228,6 +246,7 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
             &serde_json::json!({
                 "rows": rows,
                 "files": files,
+                "compaction_files": compacted,
                 "snapshots": outcome.snapshot_ids,
             })
             .to_string(),
@@ -240,7 +259,8 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join(", ");
         super::print(&format!(
-            "wrote {rows} rows in {files} files; snapshot {}",
+            "wrote {rows} rows in {files} files{}; snapshot {}",
+            compaction_note(compacted),
             if snaps.is_empty() {
                 "none (nothing to commit)".to_owned()
             } else {
@@ -249,6 +269,15 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `" (level-0 compaction: N files)"` when the write's compaction wrote files, else empty.
+fn compaction_note(compacted: usize) -> String {
+    if compacted == 0 {
+        String::new()
+    } else {
+        format!(" (level-0 compaction: {compacted} files)")
+    }
 }
 
 /// Write `messages` in the commit-message file form to `path` (`-`: stdout).

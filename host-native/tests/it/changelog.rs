@@ -34,6 +34,9 @@ enum Engine {
     /// Deduplicate with deletion vectors (writes compact the touched buckets fully).
     DeduplicateDv,
     PartialUpdate,
+    /// Partial-update with `changelog-producer.row-deduplicate` ignoring `b`: no `-U`/`+U`
+    /// when `a` did not change.
+    PartialUpdateRowDedup,
     Aggregation,
     FirstRow,
 }
@@ -46,6 +49,10 @@ impl Engine {
                 r#""merge-engine": "deduplicate", "deletion-vectors.enabled": "true""#
             }
             Engine::PartialUpdate => r#""merge-engine": "partial-update""#,
+            Engine::PartialUpdateRowDedup => {
+                r#""merge-engine": "partial-update", "changelog-producer.row-deduplicate": "true",
+                "changelog-producer.row-deduplicate-ignore-fields": "b""#
+            }
             Engine::Aggregation => {
                 r#""merge-engine": "aggregation", "fields.a.aggregate-function": "sum""#
             }
@@ -64,7 +71,9 @@ impl Engine {
         let new = match (self, old) {
             (_, None) => (a, b),
             (Engine::Deduplicate | Engine::DeduplicateDv, Some(_)) => (a, b),
-            (Engine::PartialUpdate, Some((oa, ob))) => (a.or(oa), b.or(ob)),
+            (Engine::PartialUpdate | Engine::PartialUpdateRowDedup, Some((oa, ob))) => {
+                (a.or(oa), b.or(ob))
+            }
             (Engine::Aggregation, Some((oa, ob))) => (
                 match (oa, a) {
                     (Some(x), Some(y)) => Some(x + y),
@@ -79,7 +88,8 @@ impl Engine {
 }
 
 /// The changelog of going from `before` to `after` over `keys` (Java's lookup changelog:
-/// `-U`/`+U` also when the row did not change, except first-row, which emits inserts only).
+/// `-U`/`+U` also when the row did not change, except first-row, which emits inserts only,
+/// and row-deduplicate, which skips them when the compared value `a` did not change).
 fn expected_changes(
     engine: Engine,
     before: &State,
@@ -91,6 +101,7 @@ fn expected_changes(
         match (before.get(k), after.get(k)) {
             (None, Some(n)) => out.push((*k, "+I".into(), n.0, n.1)),
             (Some(o), None) => out.push((*k, "-D".into(), o.0, o.1)),
+            (Some(o), Some(n)) if engine == Engine::PartialUpdateRowDedup && o.0 == n.0 => {}
             (Some(o), Some(n)) if engine != Engine::FirstRow => {
                 out.push((*k, "-U".into(), o.0, o.1));
                 out.push((*k, "+U".into(), n.0, n.1));
@@ -326,6 +337,7 @@ async fn lookup_changelog_per_engine_matches_the_model_and_java() {
         Engine::Deduplicate,
         Engine::DeduplicateDv,
         Engine::PartialUpdate,
+        Engine::PartialUpdateRowDedup,
         Engine::Aggregation,
         Engine::FirstRow,
     ] {

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod alter_delete;
+mod append_dv_compact;
 mod auto_expire;
 mod changelog;
 mod cli;

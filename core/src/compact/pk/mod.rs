@@ -23,7 +23,7 @@
 //! lookup-only runs (Java's `LookupLevels`): first-row drops keys they hold; other engines
 //! merge a key's lookup hit with its level-0 records (Java's `LookupMergeFunction`).
 //!
-//! Not supported (errors saying so): postpone buckets, `changelog-producer.row-deduplicate`,
+//! Not supported (errors saying so): postpone buckets,
 //! record-level expiry, external data paths.
 //!
 //! Source: Java `org.apache.paimon.mergetree` (`Levels`, `compact.*`).

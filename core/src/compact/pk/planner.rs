@@ -537,18 +537,6 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
             "compacting postpone-bucket tables (bucket = -2)",
         ));
     }
-    if options
-        .get("changelog-producer.row-deduplicate")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-        && matches!(
-            options.changelog_producer()?,
-            ChangelogProducer::Lookup | ChangelogProducer::FullCompaction
-        )
-    {
-        return Err(Error::unsupported(
-            "changelog-producer.row-deduplicate = true (changelog without unchanged updates)",
-        ));
-    }
     if options.get("record-level.expire-time").is_some() {
         return Err(Error::unsupported(
             "compacting tables with record-level.expire-time",

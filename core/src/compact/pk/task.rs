@@ -175,6 +175,11 @@ struct TaskRun<'a> {
     vectors: Option<BucketVectors>,
     /// UUID of the new index file's name.
     index_uuid: String,
+    /// `changelog-producer.row-deduplicate`: the merge-output columns compared (the value
+    /// columns but `changelog-producer.row-deduplicate-ignore-fields`).
+    row_dedup: Option<Vec<usize>>,
+    /// A `-U` changelog row waiting for its `+U` ([`TaskRun::deduplicate_changelog`]).
+    held_before: Option<RecordBatch>,
 }
 
 /// The deletion vectors of the task's bucket (Java `BucketedDvMaintainer`).
@@ -241,6 +246,30 @@ impl<'a> TaskRun<'a> {
             != KvFileSpec::for_level(&options, task.unit.output_level)?.format)
             .then(|| (names.uuid(), 0));
         let index_uuid = names.uuid();
+        let dedup_key = "changelog-producer.row-deduplicate";
+        let row_dedup = match options.get(dedup_key).map(str::trim) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return Err(Error::invalid(format!(
+                    "option '{dedup_key}' = '{v}' is not a boolean"
+                )));
+            }
+        }
+        .then(|| {
+            let ignored: Vec<&str> = options
+                .get("changelog-producer.row-deduplicate-ignore-fields")
+                .map(|v| v.split(',').map(str::trim).collect())
+                .unwrap_or_default();
+            schema
+                .fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| !ignored.contains(&f.name.as_str()))
+                .map(|(i, _)| trimmed.len() + 2 + i)
+                .collect()
+        });
         let producer = options.changelog_producer()?;
         let mut lookup_levels: BTreeMap<i32, Vec<KeyRangeFile>> = BTreeMap::new();
         let plain_key_types: Vec<DataType> = trimmed
@@ -289,6 +318,8 @@ impl<'a> TaskRun<'a> {
             stats: PkCompactStats::default(),
             vectors: None,
             index_uuid,
+            row_dedup,
+            held_before: None,
         })
     }
 
@@ -650,24 +681,14 @@ impl<'a> TaskRun<'a> {
                     }
                 }
                 if let Some(log) = log.filter(|b| b.num_rows() > 0) {
-                    let log =
-                        RecordBatch::try_new(Arc::clone(&self.file_schema), log.columns().to_vec())
-                            .map_err(|e| {
-                                Error::arrow("compaction: building a changelog batch", e)
-                            })?;
-                    if changelog_writer.is_none() {
-                        changelog_writer =
-                            Some(self.open_output(&changelog_spec, out_level, true)?);
-                    }
-                    if let Some(w) = changelog_writer.as_mut() {
-                        w.write(&log, &self.key_types)?;
-                        if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
-                            && let Some(w) = changelog_writer.take()
-                        {
-                            self.close_output(io, w, true).await?;
-                        }
-                    }
+                    let log = self.deduplicate_changelog(log)?;
+                    self.write_changelog(io, &mut changelog_writer, &changelog_spec, log)
+                        .await?;
                 }
+            }
+            if let Some(held) = self.held_before.take() {
+                self.write_changelog(io, &mut changelog_writer, &changelog_spec, held)
+                    .await?;
             }
             if marks {
                 let new = merge.take_deletion_vector_marks()?;
@@ -706,6 +727,89 @@ impl<'a> TaskRun<'a> {
                 }
                 self.stats.rewritten_files += 1;
                 self.before.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    /// `changelog-producer.row-deduplicate`: drop each `-U`/`+U` pair of `log` (changelog
+    /// rows in key order, a pair always adjacent) whose compared value columns are equal; a
+    /// trailing `-U` is held back until the next batch (or the end of the merge) brings its
+    /// `+U`. Without the option `log` is returned as is.
+    ///
+    /// Source: Java `LookupChangelogMergeFunctionWrapper` / `FullChangelogMergeFunctionWrapper`
+    /// with the `RecordEqualiser` of `ValueEqualiserSupplier#fromIgnoreFields`.
+    fn deduplicate_changelog(&mut self, log: RecordBatch) -> Result<RecordBatch> {
+        let Some(compared) = &self.row_dedup else {
+            return Ok(log);
+        };
+        let log = match self.held_before.take() {
+            None => log,
+            Some(held) => arrow_select::concat::concat_batches(&log.schema(), [&held, &log])
+                .map_err(|e| Error::arrow("compaction: changelog row deduplicate", e))?,
+        };
+        let n = log.num_rows();
+        let kind_col = self.plain_key_fields.len() + 1;
+        let kinds = log
+            .column(kind_col)
+            .as_primitive_opt::<Int8Type>()
+            .ok_or_else(|| Error::invalid("compaction: changelog _VALUE_KIND is not Int8"))?
+            .clone();
+        let (upu, upa) = (
+            crate::merge::RowKind::UpdateBefore.to_byte(),
+            crate::merge::RowKind::UpdateAfter.to_byte(),
+        );
+        let mut end = n;
+        if n > 0 && kinds.value(n - 1) == upu {
+            self.held_before = Some(log.slice(n - 1, 1));
+            end = n - 1;
+        }
+        let mut keep = vec![true; end];
+        let mut i = 0;
+        while i + 1 < end {
+            if kinds.value(i) == upu && kinds.value(i + 1) == upa {
+                let same = compared.iter().all(|c| {
+                    let col = log.column(*c);
+                    col.slice(i, 1).to_data() == col.slice(i + 1, 1).to_data()
+                });
+                if same {
+                    keep[i] = false;
+                    keep[i + 1] = false;
+                }
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        arrow_select::filter::filter_record_batch(
+            &log.slice(0, end),
+            &arrow_array::BooleanArray::from(keep),
+        )
+        .map_err(|e| Error::arrow("compaction: changelog row deduplicate", e))
+    }
+
+    /// Write changelog rows (merge output layout) to the rolling changelog file.
+    async fn write_changelog<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+        writer: &mut Option<OpenOutput>,
+        spec: &KvFileSpec,
+        log: RecordBatch,
+    ) -> Result<()> {
+        if log.num_rows() == 0 {
+            return Ok(());
+        }
+        let log = RecordBatch::try_new(Arc::clone(&self.file_schema), log.columns().to_vec())
+            .map_err(|e| Error::arrow("compaction: building a changelog batch", e))?;
+        if writer.is_none() {
+            *writer = Some(self.open_output(spec, self.task.unit.output_level, true)?);
+        }
+        if let Some(w) = writer.as_mut() {
+            w.write(&log, &self.key_types)?;
+            if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
+                && let Some(w) = writer.take()
+            {
+                self.close_output(io, w, true).await?;
             }
         }
         Ok(())

@@ -141,9 +141,13 @@ fn ignore_delete_drops_retractions_and_first_row_rejects_them() {
     let m = w.prepare_commit().unwrap();
     assert_eq!(m[0].data_increment.new_files[0].row_count, 3);
 
+    // First-row: refused when the batch arrives, naming the input row.
     let mut w = new_write(&[("merge-engine", "first-row")]);
-    w.write(&input(&ROWS)).unwrap();
-    assert!(w.prepare_commit().is_err());
+    let err = w.write(&input(&ROWS)).unwrap_err().to_string();
+    assert!(
+        err.contains("row 2 ") && err.contains("-D") && err.contains("first-row"),
+        "{err}"
+    );
 }
 
 #[test]
