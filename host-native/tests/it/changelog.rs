@@ -414,20 +414,12 @@ async fn lookup_changelog_per_engine_matches_the_model_and_java() {
 }
 
 /// `changelog-producer = full-compaction`: writes leave no changelog; each full compaction
-/// emits the change since the previous one (the max level's records are the before image).
+/// emits the change since the previous one (the max level's records are the before image),
+/// without unchanged updates under `changelog-producer.row-deduplicate`.
 #[tokio::test]
 async fn full_compaction_changelog_matches_the_model_and_java() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("t");
-    let location = dir.to_str().unwrap().to_owned();
-    Table::create(
-        &location,
-        schema_json("full-compaction", r#""merge-engine": "deduplicate""#).as_bytes(),
-    )
-    .await
-    .unwrap();
-    let engine = Engine::Deduplicate;
-    let rounds: Vec<Vec<Vec<Op<'_>>>> = vec![
+    let deduplicate: Vec<Vec<Vec<Op<'_>>>> = vec![
         vec![
             vec![("+I", 1, Some(1), None), ("+I", 2, Some(2), None)],
             vec![("+I", 3, Some(3), None), ("+I", 2, Some(22), None)],
@@ -438,34 +430,63 @@ async fn full_compaction_changelog_matches_the_model_and_java() {
             vec![("+I", 5, Some(5), None)],
         ],
     ];
-    let mut state = State::new();
-    let mut seen = BTreeSet::new();
-    for (r, round) in rounds.iter().enumerate() {
-        let before = state.clone();
-        let mut keys = BTreeSet::new();
-        for (i, ops) in round.iter().enumerate() {
+    // Row deduplicate ignoring `b`: key 1 only changes `b` (no changelog), key 2 changes
+    // `a` back and forth within a round (no changelog either), key 3 changes `a`.
+    let row_dedup: Vec<Vec<Vec<Op<'_>>>> = vec![
+        vec![vec![
+            ("+I", 1, Some(1), Some(1)),
+            ("+I", 2, Some(2), None),
+            ("+I", 3, Some(3), None),
+        ]],
+        vec![
+            vec![("+I", 1, None, Some(10)), ("+I", 2, Some(20), None)],
+            vec![("+I", 2, Some(2), Some(2)), ("+I", 3, Some(30), None)],
+        ],
+    ];
+    for (engine, rounds) in [
+        (Engine::Deduplicate, deduplicate),
+        (Engine::PartialUpdateRowDedup, row_dedup),
+    ] {
+        let dir = tmp.path().join(format!("{engine:?}"));
+        let location = dir.to_str().unwrap().to_owned();
+        Table::create(
+            &location,
+            schema_json("full-compaction", engine.options()).as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut state = State::new();
+        let mut seen = BTreeSet::new();
+        for (r, round) in rounds.iter().enumerate() {
+            let before = state.clone();
+            let mut keys = BTreeSet::new();
+            for (i, ops) in round.iter().enumerate() {
+                let table = Table::open(&location).await.unwrap();
+                let from = latest_id(&table).await;
+                for (kind, k, a, b) in ops {
+                    engine.apply(&mut state, kind, *k, *a, *b);
+                    keys.insert(*k);
+                }
+                write_commit(&table, &batch(ops)).await;
+                let what = format!("{engine:?} round {r} write {i}");
+                check_commit(&dir, from, &state, &[], &mut seen, &what).await;
+            }
             let table = Table::open(&location).await.unwrap();
             let from = latest_id(&table).await;
-            for (kind, k, a, b) in ops {
-                engine.apply(&mut state, kind, *k, *a, *b);
-                keys.insert(*k);
+            table
+                .compact(CompactOptions {
+                    full: true,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let expected = expected_changes(engine, &before, &state, &keys);
+            if engine == Engine::PartialUpdateRowDedup && r == 1 {
+                assert_eq!(expected.len(), 2, "only key 3 changes: {expected:?}");
             }
-            write_commit(&table, &batch(ops)).await;
-            let what = format!("round {r} write {i}");
-            check_commit(&dir, from, &state, &[], &mut seen, &what).await;
+            let what = format!("{engine:?} round {r} full compaction");
+            check_commit(&dir, from, &state, &expected, &mut seen, &what).await;
         }
-        let table = Table::open(&location).await.unwrap();
-        let from = latest_id(&table).await;
-        table
-            .compact(CompactOptions {
-                full: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let expected = expected_changes(engine, &before, &state, &keys);
-        let what = format!("round {r} full compaction");
-        check_commit(&dir, from, &state, &expected, &mut seen, &what).await;
     }
 }
 
