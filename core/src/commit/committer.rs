@@ -310,7 +310,8 @@ pub async fn commit<T>(
                         "the {kind} part of this commit failed after its first part was \
                          published: the written rows are committed, do not write them again \
                          (the failed part's files are unreferenced; compact the table to \
-                         finish its work): {cause}"
+                         finish its work: until then batch reads of first-row and \
+                         deletion-vector tables skip these rows, which are at level 0): {cause}"
                     ),
                 });
             }

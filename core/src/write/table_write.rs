@@ -781,7 +781,8 @@ impl TableWrite {
             {
                 return Err(Error::invalid(format!(
                     "row {row} of the input is a {} row: append tables take only inserts (+I); \
-                     delete rows of append tables with deletion vectors",
+                     to delete rows of an append table use `delete --where` (the table needs \
+                     'deletion-vectors.enabled')",
                     RowKind::from_byte(k.value(row)).map_or("?", RowKind::short_string)
                 )));
             }
