@@ -282,30 +282,36 @@ impl FileRead {
     }
 }
 
+/// The index-file entry of data file `data_file_name`'s deletion vector `dv`.
+///
+/// # Errors
+/// [`Error::Corrupt`] naming the index file when the offset or length exceeds `i32`.
+pub(crate) fn deletion_vector_meta(
+    dv: &DeletionFile,
+    data_file_name: &str,
+) -> Result<DeletionVectorMeta> {
+    let out_of_range = |what: &str, v: i64| {
+        Error::corrupt(
+            &dv.path,
+            "deletion-vector",
+            format!("{what} {v} out of range"),
+        )
+    };
+    Ok(DeletionVectorMeta {
+        data_file_name: data_file_name.to_string(),
+        offset: i32::try_from(dv.offset).map_err(|_| out_of_range("offset", dv.offset))?,
+        length: i32::try_from(dv.length).map_err(|_| out_of_range("length", dv.length))?,
+        cardinality: dv.cardinality,
+    })
+}
+
 /// Read and decode the deletion vector of data file `data_file_name` from its index file.
 pub async fn read_deletion_vector<T>(
     io: &Io<T>,
     dv: &DeletionFile,
     data_file_name: &str,
 ) -> Result<DeletionVector> {
-    let meta = DeletionVectorMeta {
-        data_file_name: data_file_name.to_string(),
-        offset: i32::try_from(dv.offset).map_err(|_| {
-            Error::corrupt(
-                &dv.path,
-                "deletion-vector",
-                format!("offset {} out of range", dv.offset),
-            )
-        })?,
-        length: i32::try_from(dv.length).map_err(|_| {
-            Error::corrupt(
-                &dv.path,
-                "deletion-vector",
-                format!("length {} out of range", dv.length),
-            )
-        })?,
-        cardinality: dv.cardinality,
-    };
+    let meta = deletion_vector_meta(dv, data_file_name)?;
     let size = u64::try_from(dv.index_file_size).unwrap_or(0);
     let range = crate::format::deletion_vector::dv_entry_range(&meta, size);
     let bytes = io.read_range(&dv.path, range).await?;

@@ -467,6 +467,11 @@ pub fn check_deletion_vector_changes(
     if !changes.iter().any(|e| is_dv(&e)) {
         return Ok(());
     }
+    // Whether each data file of the changed partitions is live after the commit.
+    let mut live_data: BTreeMap<&str, bool> = BTreeMap::new();
+    for e in base.iter().chain(delta) {
+        live_data.insert(e.file.file_name.as_str(), e.kind == FileKind::Add);
+    }
     if bucket_unaware {
         for d in changes
             .iter()
@@ -484,10 +489,6 @@ pub fn check_deletion_vector_changes(
                 )));
             }
         }
-        let mut live_data: BTreeMap<&str, bool> = BTreeMap::new();
-        for e in base.iter().chain(delta) {
-            live_data.insert(e.file.file_name.as_str(), e.kind == FileKind::Add);
-        }
         for a in changes
             .iter()
             .filter(is_dv)
@@ -500,20 +501,9 @@ pub fn check_deletion_vector_changes(
                         "data file {name} of a new deletion vector is no longer live"
                     )));
                 }
-                let holder = |entries: &mut dyn Iterator<Item = &IndexManifestEntry>| {
-                    entries
-                        .filter(|e| e.index_file.index_type == DELETION_VECTORS_INDEX)
-                        .find(|e| {
-                            e.index_file
-                                .dv_ranges
-                                .iter()
-                                .flatten()
-                                .any(|x| x.data_file_name == name)
-                        })
-                        .map(|e| e.index_file.file_name.clone())
-                };
-                let now = holder(&mut live.iter());
-                let replaced = holder(&mut changes.iter().filter(|e| e.kind == FileKind::Delete));
+                let now = dv_holder(live.iter(), name);
+                let replaced =
+                    dv_holder(changes.iter().filter(|e| e.kind == FileKind::Delete), name);
                 if now != replaced {
                     return Err(conflict(format!(
                         "the deletion vector of data file {name} is now in {} but this commit \
@@ -529,10 +519,6 @@ pub fn check_deletion_vector_changes(
     // Every new or grown vector must belong to a data file that is still live (a compaction
     // that marked rows of a file another commit has since rewritten would resurrect its
     // keys); vectors carried over unchanged from a replaced index file are not checked.
-    let mut live_data: BTreeMap<&str, bool> = BTreeMap::new();
-    for e in base.iter().chain(delta) {
-        live_data.insert(e.file.file_name.as_str(), e.kind == FileKind::Add);
-    }
     let carried: BTreeMap<(&BinaryRow, i32, &str), Option<i64>> = changes
         .iter()
         .filter(is_dv)
@@ -604,6 +590,24 @@ pub fn check_deletion_vector_changes(
     Ok(())
 }
 
+/// The name of the first deletion-vector index file of `entries` holding a vector of data
+/// file `name`.
+fn dv_holder<'a>(
+    entries: impl Iterator<Item = &'a IndexManifestEntry>,
+    name: &str,
+) -> Option<String> {
+    entries
+        .filter(|e| e.index_file.index_type == DELETION_VECTORS_INDEX)
+        .find(|e| {
+            e.index_file
+                .dv_ranges
+                .iter()
+                .flatten()
+                .any(|r| r.data_file_name == name)
+        })
+        .map(|e| e.index_file.file_name.clone())
+}
+
 /// Every data file a commit deletes (and does not add back under the same name, as an
 /// upgrade to another level does) must go with the deletion vector it has now: the index
 /// file the commit replaces for it (a DELETE whose ranges name it; in a fixed bucket, an ADD
@@ -626,20 +630,6 @@ fn check_deleted_files_vectors(
         .filter(|e| e.kind == FileKind::Add)
         .map(|e| e.file.file_name.as_str())
         .collect();
-    fn holder<'a>(
-        mut entries: impl Iterator<Item = &'a IndexManifestEntry>,
-        name: &str,
-    ) -> Option<String> {
-        entries
-            .find(|e| {
-                e.index_file
-                    .dv_ranges
-                    .iter()
-                    .flatten()
-                    .any(|r| r.data_file_name == name)
-            })
-            .map(|e| e.index_file.file_name.clone())
-    }
     // Fixed buckets whose live files an ADD replaces implicitly.
     let implicit = |p: &BinaryRow, b: i32| {
         !bucket_unaware
@@ -660,11 +650,11 @@ fn check_deleted_files_vectors(
         let in_scope = |e: &&IndexManifestEntry| {
             is_dv(e) && e.kind == FileKind::Add && (bucket_unaware || e.bucket == d.bucket)
         };
-        let now = holder(live.iter().filter(in_scope), name);
+        let now = dv_holder(live.iter().filter(in_scope), name);
         let replaced = if implicit(&d.partition, d.bucket) {
             now.clone()
         } else {
-            holder(
+            dv_holder(
                 changes
                     .iter()
                     .filter(is_dv)

@@ -327,22 +327,10 @@ impl<'a> TaskRun<'a> {
     async fn load_vectors<T: Send + 'static>(&mut self, io: &Io<T>) -> Result<()> {
         let mut by_path: BTreeMap<&str, Vec<DeletionVectorMeta>> = BTreeMap::new();
         for (name, d) in &self.task.deletion_files {
-            let bad = |what: &str| {
-                Error::corrupt(
-                    &d.path,
-                    "deletion-vector",
-                    format!("{what} of the vector of {name} out of range"),
-                )
-            };
             by_path
                 .entry(d.path.as_str())
                 .or_default()
-                .push(DeletionVectorMeta {
-                    data_file_name: name.clone(),
-                    offset: i32::try_from(d.offset).map_err(|_| bad("offset"))?,
-                    length: i32::try_from(d.length).map_err(|_| bad("length"))?,
-                    cardinality: d.cardinality,
-                });
+                .push(crate::read::file::deletion_vector_meta(d, name)?);
         }
         let mut by_file = BTreeMap::new();
         for (path, metas) in by_path {
