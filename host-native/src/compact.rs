@@ -102,8 +102,16 @@ impl Table {
     /// Reading the snapshot; `Unsupported` for primary-key features whose
     /// compaction is not implemented (postpone buckets).
     pub async fn plan_compaction(&self, full: bool) -> Result<CompactionPlan> {
-        if !self.schema().await?.is_primary_key_table() {
+        let schema = self.schema().await?;
+        if !schema.is_primary_key_table() {
             return crate::compact_append::plan(self, full).await;
+        }
+        if is_postpone(&schema) {
+            let options = CompactOptions {
+                full,
+                ..Default::default()
+            };
+            return crate::compact_postpone::plan(self, &options).await;
         }
         let (plan, _, _) = self
             .plan_tasks(&CompactOptions {
@@ -201,8 +209,12 @@ impl Table {
     /// are deleted); commit errors, e.g. `CommitConflict` when a concurrent commit removed
     /// an input file (the outputs are deleted, nothing is visible).
     pub async fn compact(&self, options: CompactOptions) -> Result<CompactReport> {
-        if !self.schema().await?.is_primary_key_table() {
+        let schema = self.schema().await?;
+        if !schema.is_primary_key_table() {
             return self.compact_append(options).await;
+        }
+        if is_postpone(&schema) {
+            return crate::compact_postpone::run(self, &options).await;
         }
         let (plan, tasks, inputs) = self.plan_tasks(&options).await?;
         let Some(inputs) = inputs else {
@@ -285,7 +297,7 @@ impl Table {
 
     /// Run `tasks` concurrently; on a failure, delete the outputs of the tasks that
     /// finished and return the first error.
-    async fn run_compact_tasks(
+    pub(crate) async fn run_compact_tasks(
         &self,
         tasks: &[PkCompactTask],
         schema: &paimon_kernel::spec::TableSchema,
@@ -355,10 +367,10 @@ impl Table {
 /// Reading the table's files, compaction task errors (their outputs are deleted).
 pub(crate) async fn compact_level0_after_write(
     table: &Table,
-    mut messages: Vec<CommitMessage>,
+    messages: Vec<CommitMessage>,
     ignore_previous_files: bool,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {
-    use paimon_kernel::spec::{FileKind, MergeEngine};
+    use paimon_kernel::spec::MergeEngine;
     let context = format!(
         "compacting level 0 of a write to table {}",
         table.location()
@@ -405,19 +417,55 @@ pub(crate) async fn compact_level0_after_write(
     } else {
         table.scan().data_files().await?
     };
-    let (mut entries, mut schemas, index_entries) = match previous {
+    let (entries, schemas, index_entries) = match previous {
         Some(f) => {
             let index = table.dv_index_entries(&schema, &f.snapshot).await?;
             (f.entries, f.schemas, index)
         }
         None => (Vec::new(), BTreeMap::new(), Vec::new()),
     };
-    schemas.insert(schema.id, schema.clone());
     let touched: Vec<(Vec<u8>, i32)> = messages
         .iter()
         .filter(|m| !m.data_increment.new_files.is_empty())
         .map(|m| (m.partition.to_serialized(), m.bucket))
         .collect();
+    compact_buckets(
+        table,
+        &schema,
+        schemas,
+        entries,
+        index_entries,
+        messages,
+        &touched,
+        false,
+    )
+    .await
+}
+
+/// Compact buckets `touched` ((serialized partition, bucket)) of `messages` once with
+/// `schema`'s strategy (`full`: fully), over `entries` (the buckets' live files) plus the
+/// messages' new files; each task's compact increment goes into its bucket's message.
+/// Returns the messages and the paths the compactions wrote (for an abort).
+///
+/// # Errors
+/// Planning and task errors (the tasks' outputs are deleted).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn compact_buckets(
+    table: &Table,
+    schema: &paimon_kernel::spec::TableSchema,
+    mut schemas: BTreeMap<i64, paimon_kernel::spec::TableSchema>,
+    mut entries: Vec<ManifestEntry>,
+    index_entries: Vec<IndexManifestEntry>,
+    mut messages: Vec<CommitMessage>,
+    touched: &[(Vec<u8>, i32)],
+    full: bool,
+) -> Result<(Vec<CommitMessage>, Vec<String>)> {
+    use paimon_kernel::spec::FileKind;
+    let context = format!(
+        "compacting the written buckets of table {}",
+        table.location()
+    );
+    schemas.insert(schema.id, schema.clone());
     entries.retain(|e| touched.contains(&(e.partition.to_serialized(), e.bucket)));
     for m in &messages {
         for f in &m.data_increment.new_files {
@@ -431,15 +479,16 @@ pub(crate) async fn compact_level0_after_write(
         }
     }
     let request = PkCompactRequest {
+        full,
         now_millis: now_millis(),
         index_entries,
         ..Default::default()
     };
     let tasks =
-        plan_pk_compaction(&schema, &entries, &request).map_err(|e| Error::kernel(&context, e))?;
-    let (results, _) = table.run_compact_tasks(&tasks, &schema, &schemas).await?;
+        plan_pk_compaction(schema, &entries, &request).map_err(|e| Error::kernel(&context, e))?;
+    let (results, _) = table.run_compact_tasks(&tasks, schema, &schemas).await?;
     // Everything the compactions wrote: outputs, changelog and index files.
-    let outputs = paimon_kernel::commit::abort_paths(&schema, &results)
+    let outputs = paimon_kernel::commit::abort_paths(schema, &results)
         .map_err(|e| Error::kernel(&context, e))?;
     for r in results {
         let c = r.compact_increment;
@@ -451,6 +500,11 @@ pub(crate) async fn compact_level0_after_write(
         }
     }
     Ok((messages, outputs))
+}
+
+/// A primary-key table with `bucket` = -2 (an invalid `bucket` is reported by the planner).
+fn is_postpone(schema: &paimon_kernel::spec::TableSchema) -> bool {
+    schema.core_options().bucket().ok() == Some(paimon_kernel::write::postpone::POSTPONE_BUCKET)
 }
 
 /// What planning read, kept for running the tasks.

@@ -40,6 +40,7 @@
 
 pub mod compact;
 pub mod compact_append;
+mod compact_postpone;
 pub mod error;
 pub mod host;
 pub mod location;

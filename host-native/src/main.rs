@@ -98,7 +98,8 @@ enum Command {
     /// columns are written; BLOB columns get placeholders for the rows not set).
     Update(cli::update::UpdateArgs),
     /// Compact the table: primary-key tables per bucket (the table's strategy or, with
-    /// `--full`, every sorted run to the max level), append and data-evolution tables by
+    /// `--full`, every sorted run to the max level), postpone-bucket tables by moving the
+    /// rows of `bucket-postpone` into real buckets, append and data-evolution tables by
     /// Java's coordinators; one COMPACT snapshot.
     Compact(cli::compact::CompactArgs),
     /// Print the compaction plan as JSON (what `compact` would do now).

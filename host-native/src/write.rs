@@ -318,6 +318,36 @@ impl TableWriter {
         Ok(messages)
     }
 
+    /// A writer of `table` around `inner`, which was given everything it restores (no lazy
+    /// restore): the postpone compaction's fixed-bucket replay.
+    pub(crate) fn with_inner(table: &Table, inner: TableWrite) -> TableWriter {
+        TableWriter {
+            table: table.clone(),
+            inner,
+            snapshot: None,
+            partition_fields: Vec::new(),
+            written: Vec::new(),
+            rows: 0,
+            ignore_previous_files: false,
+        }
+    }
+
+    /// [`TableWriter::prepare_commit`] without the level-0 compaction of lookup tables.
+    ///
+    /// # Errors
+    /// Encoding and store errors.
+    pub(crate) async fn prepare_commit_uncompacted(&mut self) -> Result<Vec<CommitMessage>> {
+        let messages = self.inner.prepare_commit().map_err(|e| self.context(e))?;
+        let files = self.inner.take_files();
+        self.put_files(files).await?;
+        Ok(messages)
+    }
+
+    /// Paths of every file this writer wrote (taken: the writer forgets them).
+    pub(crate) fn take_written(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.written)
+    }
+
     /// Delete every file this writer wrote (use when the messages will not be committed).
     ///
     /// # Errors

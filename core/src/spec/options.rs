@@ -589,6 +589,43 @@ impl CoreOptions {
             .i64_of(DYNAMIC_BUCKET_TARGET_ROW_NUM, &[])?
             .unwrap_or(2_000_000))
     }
+
+    /// `postpone.default-bucket-num`: the bucket count of a partition of a postpone-bucket
+    /// table that is compacted for the first time; default 1.
+    ///
+    /// Source: Java `CoreOptions.POSTPONE_DEFAULT_BUCKET_NUM`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if not an int greater than 0.
+    pub fn postpone_default_bucket_num(&self) -> Result<i32> {
+        const KEY: &str = "postpone.default-bucket-num";
+        match self.get(KEY) {
+            None => Ok(1),
+            Some(v) => match v.trim().parse::<i32>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(invalid(KEY, v, "an int greater than 0")),
+            },
+        }
+    }
+
+    /// `postpone.target-row-num-per-bucket` (no default): with it, a partition compacted for
+    /// the first time gets `ceil(rows / target)` buckets (at least 1).
+    ///
+    /// Source: Java `CoreOptions.POSTPONE_TARGET_ROW_NUM_PER_BUCKET`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if not a long greater than 0.
+    pub fn postpone_target_row_num_per_bucket(&self) -> Result<Option<i64>> {
+        const KEY: &str = "postpone.target-row-num-per-bucket";
+        match self.i64_of(KEY, &[])? {
+            Some(n) if n <= 0 => Err(invalid(
+                KEY,
+                self.get(KEY).unwrap_or_default(),
+                "a long greater than 0",
+            )),
+            other => Ok(other),
+        }
+    }
 }
 
 fn invalid(key: &str, value: &str, expected: &str) -> Error {

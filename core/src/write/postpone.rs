@@ -6,7 +6,8 @@
 //!
 //! A batch write of a postpone-bucket table does not pick buckets: every row goes to the
 //! directory `bucket-postpone` (bucket `-2`, `_TOTAL_BUCKETS = -2` in the commit message) of
-//! its partition, and a later compaction (not done here) moves the rows into real buckets.
+//! its partition, and a later compaction ([`crate::compact::pk::postpone`]) moves the rows
+//! into real buckets.
 //! Until then batch reads, which only read real buckets, do not see them.
 //!
 //! What the writer does (as Java's):

@@ -5,6 +5,7 @@
 //! script) reads what we read; write / compact sequences; a compaction racing writers.
 
 use crate::copy_dir;
+use crate::oracle::{java_rows, sorted_strings};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,39 +22,9 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
 }
 
-fn sorted_strings(rows: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = rows.iter().map(Value::to_string).collect();
-    v.sort();
-    v
-}
-
 async fn rows(table: &Table) -> Vec<String> {
     let batches = table.scan().to_batches().await.unwrap();
     sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
-/// Java Paimon 1.4.2's rows of `dir` (canonical JSON, sorted), when the checker exists.
-fn java_rows(dir: &Path) -> Option<Vec<String>> {
-    let script = std::env::var_os("PAIMON_JAVA_CHECK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
-    if !script.exists() {
-        return None;
-    }
-    let out = Command::new(&script).arg(dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "java read of {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    Some(sorted_strings(&rows))
 }
 
 fn expected_rows(name: &str) -> Vec<String> {
@@ -80,9 +51,6 @@ const SUPPORTED: &[&str] = &[
     "pk_first_row",
     "pk_partial_update",
 ];
-
-/// Primary-key tables whose compaction says it is unsupported.
-const UNSUPPORTED: &[(&str, &str)] = &[("pk_postpone", "postpone-bucket")];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_primary_key_tables_read_the_same_after_compaction() {
@@ -151,13 +119,6 @@ async fn corpus_primary_key_tables_read_the_same_after_compaction() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_primary_key_tables_say_so() {
-    for (name, what) in UNSUPPORTED {
-        let table = Table::open(corpus().join("corpus.db").join(name).to_str().unwrap())
-            .await
-            .unwrap();
-        let e = table.plan_compaction(true).await.unwrap_err().to_string();
-        assert!(e.contains("unsupported") && e.contains(what), "{name}: {e}");
-    }
     // Append tables are planned by the append coordinator (tasks without output level); a
     // plan only reads, so the repo's table is safe.
     let plan = Table::open(corpus().join("corpus.db/append_parquet").to_str().unwrap())

@@ -11,6 +11,7 @@
 //! `pk_first_row_dv_mor`.
 
 use crate::copy_dir;
+use crate::oracle::{java_rows, sorted_strings};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,40 +30,10 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
 }
 
-fn sorted_strings(rows: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = rows.iter().map(Value::to_string).collect();
-    v.sort();
-    v
-}
-
 async fn rows_at(loc: &Path) -> Vec<String> {
     let table = Table::open(loc.to_str().unwrap()).await.unwrap();
     let batches = table.scan().to_batches().await.unwrap();
     sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
-/// Java Paimon 1.4.2's rows of `dir` (canonical JSON, sorted), when the checker exists.
-fn java_rows(dir: &Path) -> Option<Vec<String>> {
-    let script = std::env::var_os("PAIMON_JAVA_CHECK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
-    if !script.exists() {
-        return None;
-    }
-    let out = Command::new(&script).arg(dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "java read of {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    Some(sorted_strings(&rows))
 }
 
 /// pypaimon's rows of the table at `dir` (`<warehouse>/<db>.db/<table>`), rendered by the

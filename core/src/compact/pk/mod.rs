@@ -5,6 +5,7 @@
 //!   compaction (lookup tables), full compaction. Pure functions with Java's rules.
 //! * [`planner`]: a snapshot's live files to one [`PkCompactTask`] per bucket (serde
 //!   values: plan on a coordinator, run anywhere).
+//! * [`postpone`]: compaction of postpone-bucket tables.
 //! * [`task`]: running a task as a [`crate::io::Machine`]: inputs read and merged with the
 //!   read side's [`crate::merge::MergeReader`], outputs written at the output level, a
 //!   [`crate::commit::CommitMessage`] with the `compact_increment`, to be committed (kind
@@ -13,9 +14,9 @@
 //! Driving order: [`plan_pk_compaction`] on the latest snapshot's live entries; run each
 //! task with [`compact_task_machine`]; commit the messages together.
 //!
-//! Deletion-vector tables are compacted fully, their vectors folded into rewritten files
-//! and the bucket's vector index files removed (Java's lookup compaction, which marks old
-//! positions in new vectors instead, is not implemented).
+//! Deletion-vector tables compact as lookup tables: level 0 is always compacted up, the rows
+//! an output replaces in files above the output level are marked in the bucket's vectors,
+//! and the task replaces the bucket's vector index files.
 //!
 //! Changelog (`changelog-producer` `lookup` and `full-compaction`) is derived by the merge
 //! ([`crate::merge::MergeReader::with_compaction_lookup`]) and written as changelog files of
@@ -23,13 +24,17 @@
 //! lookup-only runs (Java's `LookupLevels`): first-row drops keys they hold; other engines
 //! merge a key's lookup hit with its level-0 records (Java's `LookupMergeFunction`).
 //!
-//! Not supported (errors saying so): postpone buckets,
-//! record-level expiry, external data paths.
+//! Postpone-bucket tables (`bucket = -2`): [`postpone`] plans moving the postpone files'
+//! rows into real buckets; the host replays them through a fixed-bucket writer and compacts
+//! the buckets it wrote with the planner above.
+//!
+//! Not supported (errors saying so): record-level expiry, external data paths.
 //!
 //! Source: Java `org.apache.paimon.mergetree` (`Levels`, `compact.*`).
 
 pub mod levels;
 pub mod planner;
+pub mod postpone;
 pub mod strategy;
 pub mod task;
 

@@ -281,7 +281,7 @@ impl PkCompactTask {
 
 /// Partition values as a JSON object (numbers and booleans as JSON values, other types as
 /// their string form).
-fn partition_json(
+pub(crate) fn partition_json(
     partition: &BinaryRow,
     fields: &[DataField],
 ) -> Result<serde_json::Map<String, serde_json::Value>> {
@@ -534,7 +534,8 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
     let options = schema.core_options();
     if options.bucket()? == crate::write::postpone::POSTPONE_BUCKET {
         return Err(Error::unsupported(
-            "compacting postpone-bucket tables (bucket = -2)",
+            "planning postpone-bucket tables (bucket = -2) per bucket (their compaction is \
+             planned by compact::pk::postpone)",
         ));
     }
     if options.get("record-level.expire-time").is_some() {

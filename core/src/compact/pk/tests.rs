@@ -1054,3 +1054,135 @@ fn first_row_lookup_changelog_follows_java() {
     assert_eq!(data, vec![(1, 5, I, v(1)), (3, 1, I, v(30))]);
     assert_eq!(log, vec![(1, 5, I, v(1))]);
 }
+
+fn postpone_entry(
+    bucket: i32,
+    total: i32,
+    level: i32,
+    rows: i64,
+    created: i64,
+) -> crate::spec::ManifestEntry {
+    let mut f = file(100, level);
+    f.row_count = rows;
+    f.creation_time_millis = Some(created);
+    crate::spec::ManifestEntry {
+        kind: crate::spec::FileKind::Add,
+        partition: BinaryRow::empty(),
+        bucket,
+        total_buckets: total,
+        file: f,
+    }
+}
+
+#[test]
+fn postpone_partitions_get_known_then_row_count_then_default_bucket_counts() {
+    use super::postpone::{PostponePartition, plan_postpone_compaction};
+    let plan = |options: &str, entries: &[crate::spec::ManifestEntry]| -> Vec<PostponePartition> {
+        let mut schema = pk_schema(options);
+        schema.options.insert("bucket".into(), "-2".into());
+        plan_postpone_compaction(&schema, entries, &std::collections::BTreeMap::new()).unwrap()
+    };
+    // Replay order: creation time, then manifest order.
+    let postponed = vec![
+        postpone_entry(-2, -2, 0, 5, 30),
+        postpone_entry(-2, -2, 0, 4, 10),
+        postpone_entry(-2, -2, 0, 2, 30),
+    ];
+    let p = plan("", &postponed);
+    assert_eq!(p.len(), 1);
+    assert_eq!(
+        p[0].total_buckets, 1,
+        "postpone.default-bucket-num defaults to 1"
+    );
+    let order: Vec<&str> = p[0]
+        .postpone_files
+        .iter()
+        .map(|f| f.file_name.as_str())
+        .collect();
+    let names: Vec<&str> = postponed
+        .iter()
+        .map(|e| e.file.file_name.as_str())
+        .collect();
+    assert_eq!(order, vec![names[1], names[0], names[2]]);
+    assert!(p[0].level0_buckets.is_empty());
+    assert_eq!(
+        plan(r#", "postpone.default-bucket-num": "3""#, &postponed)[0].total_buckets,
+        3
+    );
+    // ceil(11 rows / 4) = 3, whatever the default.
+    let with_target =
+        r#", "postpone.default-bucket-num": "7", "postpone.target-row-num-per-bucket": "4""#;
+    assert_eq!(plan(with_target, &postponed)[0].total_buckets, 3);
+    // Real-bucket files fix the count; their level-0 buckets are compacted too.
+    let mut known = postponed.clone();
+    known.push(postpone_entry(1, 5, 0, 1, 0));
+    known.push(postpone_entry(3, 5, 2, 1, 0));
+    let p = plan(with_target, &known);
+    assert_eq!(p[0].total_buckets, 5);
+    assert_eq!(p[0].level0_buckets, vec![1]);
+    assert_eq!(p[0].real_entries.len(), 2);
+    // Only level-0 files: still a partition to compact; nothing at all: none.
+    assert_eq!(plan("", &known[3..]).len(), 1);
+    assert!(plan("", &known[4..]).is_empty());
+    // Files written for two bucket counts: an error naming the counts.
+    let mut mixed = known.clone();
+    mixed.push(postpone_entry(0, 4, 1, 1, 0));
+    let mut schema = pk_schema("");
+    schema.options.insert("bucket".into(), "-2".into());
+    let e = plan_postpone_compaction(&schema, &mixed, &std::collections::BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("5") && e.contains("4 buckets"), "{e}");
+    // Not a postpone table; deletion vectors: refused.
+    assert!(
+        plan_postpone_compaction(&pk_schema(""), &known, &std::collections::BTreeMap::new())
+            .is_err()
+    );
+    schema
+        .options
+        .insert("deletion-vectors.enabled".into(), "true".into());
+    let e = plan_postpone_compaction(&schema, &known, &std::collections::BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unsupported") && e.contains("deletion vectors"),
+        "{e}"
+    );
+}
+
+#[test]
+fn postpone_bucket_messages_fold_into_one_compact_increment() {
+    use super::postpone::fold_bucket_message;
+    use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
+    let (new_a, new_b, new_c) = (file(1, 0), file(2, 0), file(3, 0));
+    let old = file(50, 5);
+    let out = file(60, 5);
+    let mut upgraded_c = new_c.clone();
+    upgraded_c.level = 4;
+    let m = CommitMessage {
+        partition: BinaryRow::empty(),
+        bucket: 2,
+        total_buckets: Some(3),
+        data_increment: DataIncrement {
+            new_files: vec![new_a.clone(), new_b.clone(), new_c.clone()],
+            changelog_files: vec![file(4, 0)],
+            ..Default::default()
+        },
+        compact_increment: CompactIncrement {
+            compact_before: vec![new_a.clone(), old.clone(), new_c.clone()],
+            compact_after: vec![out.clone(), upgraded_c.clone()],
+            changelog_files: vec![file(5, 0)],
+            ..Default::default()
+        },
+    };
+    let (folded, consumed) = fold_bucket_message(m);
+    assert!(folded.data_increment.new_files.is_empty());
+    let c = &folded.compact_increment;
+    // The old file is removed; new files the compaction read are not (no snapshot had them).
+    assert_eq!(names(&c.compact_before), names(&[old]));
+    assert_eq!(names(&c.compact_after), names(&[new_b, out, upgraded_c]));
+    assert_eq!(c.changelog_files.len(), 2);
+    // Consumed and not upgraded: deleted by the host.
+    assert_eq!(names(&consumed), names(&[new_a]));
+    assert_eq!(folded.total_buckets, Some(3));
+}

@@ -1,0 +1,38 @@
+//! What the other implementations read: Java Paimon 1.4.2 (`/work/java-check/read`, when
+//! present; `PAIMON_JAVA_CHECK` names another `read` script), shared by the test modules.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Rows as sorted JSON strings.
+pub fn sorted_strings(rows: &[Value]) -> Vec<String> {
+    let mut v: Vec<String> = rows.iter().map(Value::to_string).collect();
+    v.sort();
+    v
+}
+
+/// Java Paimon 1.4.2's rows of `dir` (canonical JSON, sorted), when the checker exists.
+pub fn java_rows(dir: &Path) -> Option<Vec<String>> {
+    let script = std::env::var_os("PAIMON_JAVA_CHECK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
+    if !script.exists() {
+        return None;
+    }
+    let out = Command::new(&script).arg(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "java read of {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Some(sorted_strings(&rows))
+}
