@@ -260,7 +260,7 @@ impl TableWrite {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for tables we cannot write yet (dynamic or postpone bucket
-    /// primary-key tables, deletion vectors other than on fixed-bucket primary-key tables and
+    /// primary-key tables, deletion vectors other than on fixed- or dynamic-bucket primary-key tables and
     /// append tables without data evolution, BLOB columns stored inline or without data
     /// evolution, `changelog-producer` other than `none`/`input`, external data paths), naming
     /// the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
@@ -329,16 +329,18 @@ impl TableWrite {
                 "'data-evolution.enabled' needs 'row-tracking.enabled' = true",
             ));
         }
-        // Deletion vectors: primary-key tables with fixed buckets (the host compacts every
-        // touched bucket fully before the commit, see `compact::pk`); append tables (new
-        // files need no deletion vector; deletes write them, see `write::deletion_vectors`)
-        // unless data evolution is on; dynamic or postpone buckets are not written with them.
+        // Deletion vectors: primary-key tables with fixed or dynamic buckets (the host
+        // compacts level 0 of every touched bucket before the commit, see `compact::pk`);
+        // append tables (new files need no deletion vector; deletes write them, see
+        // `write::deletion_vectors`) unless data evolution is on; postpone buckets are not
+        // written with them.
         let dv_append = matches!(mode, Mode::AppendUnaware | Mode::AppendFixed) && !data_evolution;
-        if core.deletion_vectors_enabled()? && mode != Mode::KeyValueFixed && !dv_append {
+        let dv_pk = matches!(mode, Mode::KeyValueFixed | Mode::KeyValueDynamic);
+        if core.deletion_vectors_enabled()? && !dv_pk && !dv_append {
             return Err(Error::unsupported(format!(
                 "writing tables with deletion vectors (deletion-vectors.enabled) other than \
-                 primary-key tables with a fixed 'bucket' > 0 and append tables without data \
-                 evolution (this table: {})",
+                 primary-key tables with fixed or dynamic buckets and append tables without \
+                 data evolution (this table: {})",
                 if pk {
                     format!("'bucket' = {bucket}")
                 } else if data_evolution {
