@@ -577,6 +577,31 @@ impl TableScan {
         })
     }
 
+    /// Read the rows of each split of the plan separately (no limit, no fallback branch):
+    /// (split, its batches), in split order. The global key index of a cross-partition
+    /// write is bootstrapped from this (each split is one partition and bucket).
+    ///
+    /// # Errors
+    /// As [`TableScan::to_batches`].
+    pub(crate) async fn batches_by_split(
+        &self,
+    ) -> Result<Vec<(paimon_kernel::scan::planner::DataSplit, Vec<RecordBatch>)>> {
+        use futures::TryStreamExt;
+        let filter = self.predicate()?;
+        let plan = self.plan_with(filter.clone()).await?;
+        let mut out = Vec::with_capacity(plan.splits.len());
+        for split in &plan.splits {
+            let mut one = plan.clone();
+            one.splits = vec![split.clone()];
+            let batches: Vec<RecordBatch> = self
+                .stream_plan(one, filter.as_ref())?
+                .try_collect()
+                .await?;
+            out.push((split.clone(), batches));
+        }
+        Ok(out)
+    }
+
     /// Read every row into memory (see [`TableScan::to_stream`]).
     ///
     /// # Errors

@@ -130,29 +130,53 @@ impl Table {
             .into_iter()
             .cloned()
             .collect();
+        // Cross-partition updates (Java's global index): every partition may be written, so
+        // the whole table is restored up front and the key index bootstrapped below.
+        let cross_partition = dynamic_bucket
+            && schema
+                .partition_keys
+                .iter()
+                .any(|p| !schema.primary_keys.contains(p));
         let mut restore = WriteRestore::default();
         let mut snapshot = None;
-        // An invalid 'bucket' is reported by `TableWrite::try_new` below.
-        if restores_files(&schema).unwrap_or(true) {
+        if cross_partition {
+            if let Some(files) = self.scan().data_files().await? {
+                restore = WriteRestore::from_entries(&files.entries);
+                snapshot = Some(files.snapshot);
+            }
+        } else if restores_files(&schema).unwrap_or(true) {
+            // An invalid 'bucket' is reported by `TableWrite::try_new` below.
             snapshot = self.latest_snapshot().await?;
             if let (Some(s), true) = (&snapshot, dynamic_bucket) {
                 restore.hash_index = self.read_hash_index(s).await?;
             }
         }
         let inner = TableWrite::try_new(
-            schema,
+            schema.clone(),
             restore,
             WriteOptions {
                 seed: random_seed(),
                 time_millis: now_millis(),
             },
         )
-        .map(|w| w.with_table_uri(self.location()).restore_on_demand())
+        .map(|w| {
+            let w = w.with_table_uri(self.location());
+            if cross_partition {
+                w
+            } else {
+                w.restore_on_demand()
+            }
+        })
         .and_then(|w| match commit_user {
             Some(user) => w.with_commit_user(user),
             None => Ok(w),
         })
         .map_err(|e| Error::kernel(format!("writing to table {}", self.location()), e))?;
+        let mut inner = inner;
+        if let (Some(s), Some((keys, parts))) = (&snapshot, inner.cross_partition_columns()) {
+            self.bootstrap_key_index(&mut inner, s, &schema, keys, parts)
+                .await?;
+        }
         Ok(TableWriter {
             table: self.clone(),
             inner,
@@ -162,6 +186,53 @@ impl Table {
             rows: 0,
             ignore_previous_files: false,
         })
+    }
+
+    /// Fill the global key index of a cross-partition write from a merged read of
+    /// `snapshot`'s keys, split by split (Java `IndexBootstrap`; with
+    /// `cross-partition-upsert.index-ttl`, only splits holding a file created within it).
+    async fn bootstrap_key_index(
+        &self,
+        inner: &mut TableWrite,
+        snapshot: &Snapshot,
+        schema: &paimon_kernel::spec::TableSchema,
+        keys: Vec<String>,
+        partitions: Vec<String>,
+    ) -> Result<()> {
+        let context = format!(
+            "bootstrapping the key index of cross-partition table {}",
+            self.location()
+        );
+        let ttl = schema
+            .options
+            .get("cross-partition-upsert.index-ttl")
+            .map(|v| paimon_kernel::maintenance::duration::parse_duration_millis(v))
+            .transpose()
+            .map_err(|e| Error::kernel(&context, e))?;
+        let now = now_millis();
+        let columns: Vec<String> = keys.into_iter().chain(partitions).collect();
+        let splits = self
+            .scan()
+            .with_snapshot_id(snapshot.id)
+            .with_projection(columns)
+            .batches_by_split()
+            .await?;
+        for (split, batches) in splits {
+            if let Some(ttl) = ttl
+                && !split.data_files.iter().any(|f| {
+                    f.creation_time_millis
+                        .is_some_and(|t| now <= t.saturating_add(ttl))
+                })
+            {
+                continue;
+            }
+            for b in &batches {
+                inner
+                    .bootstrap_cross_partition(b, &split.partition, split.bucket)
+                    .map_err(|e| Error::kernel(&context, e))?;
+            }
+        }
+        Ok(())
     }
 
     /// The live files of `partitions` in `snapshot`: only the manifests whose partition

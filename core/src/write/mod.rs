@@ -8,6 +8,7 @@ pub mod blob_validation;
 pub(crate) mod blob_write;
 pub mod bucket;
 pub mod create;
+pub mod cross_partition;
 pub mod deletion_vectors;
 pub mod dynamic_bucket;
 pub mod encode;

@@ -47,6 +47,7 @@ use crate::spec::{
 use crate::types::paimon_to_arrow_schema;
 use crate::write::blob_write::{BlobFiles, BlobLayout};
 use crate::write::bucket::{FixedBucketRowKeyExtractor, bucket_hash};
+use crate::write::cross_partition::CrossPartitionIndex;
 use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, HashIndexRestore};
 use crate::write::encode::DataFileEncoder;
 use crate::write::ids::NameSource;
@@ -197,6 +198,10 @@ pub struct TableWrite {
     sequence_per_file: bool,
     /// Dynamic-bucket tables: the bucket assigner and hash index maintainers.
     dynamic: Option<DynamicBuckets>,
+    /// Cross-partition dynamic-bucket tables: the global key index (instead of `dynamic`).
+    cross: Option<CrossPartitionIndex>,
+    /// Cross-partition tables: the buckets of the rows being routed.
+    cross_buckets: Vec<i32>,
     /// Dynamic-bucket tables: `index-<uuid>-` names of new index files and their counter.
     index_uuid: String,
     index_files_named: u32,
@@ -278,17 +283,20 @@ impl TableWrite {
             (false, b) if b > 0 => Mode::AppendFixed,
             (true, b) if b > 0 => Mode::KeyValueFixed,
             (true, -1) => {
-                if let Some(p) = schema
-                    .partition_keys
-                    .iter()
-                    .find(|p| !schema.primary_keys.contains(p))
-                {
-                    return Err(Error::unsupported(format!(
-                        "writing dynamic-bucket primary-key tables with cross-partition updates \
-                         (partition key '{p}' is not in the primary key)"
-                    )));
-                }
-                if core.index_file_in_data_file_dir()? {
+                if let Some(p) = cross_partition_key(&schema) {
+                    if core.deletion_vectors_enabled()? {
+                        return Err(Error::unsupported(format!(
+                            "writing cross-partition dynamic-bucket tables (partition key '{p}' \
+                             is not in the primary key) with deletion vectors"
+                        )));
+                    }
+                    if core.merge_engine()? == crate::spec::MergeEngine::FirstRow {
+                        return Err(Error::unsupported(format!(
+                            "writing cross-partition dynamic-bucket tables (partition key '{p}' \
+                             is not in the primary key) with the first-row merge engine"
+                        )));
+                    }
+                } else if core.index_file_in_data_file_dir()? {
                     return Err(Error::unsupported(
                         "writing dynamic-bucket tables with 'index-file-in-data-file-dir' = true",
                     ));
@@ -433,7 +441,15 @@ impl TableWrite {
             }
             _ => None,
         };
-        let (dynamic, index_uuid) = if mode == Mode::KeyValueDynamic {
+        let cross = (mode == Mode::KeyValueDynamic && cross_partition_key(&schema).is_some())
+            .then(|| -> Result<CrossPartitionIndex> {
+                Ok(CrossPartitionIndex::new(
+                    core.merge_engine()?,
+                    core.dynamic_bucket_target_row_num()?,
+                ))
+            })
+            .transpose()?;
+        let (dynamic, index_uuid) = if mode == Mode::KeyValueDynamic && cross.is_none() {
             let max_buckets = match core.get(DYNAMIC_BUCKET_MAX_BUCKETS) {
                 None => -1,
                 Some(v) => v.trim().parse::<i32>().map_err(|_| {
@@ -455,6 +471,8 @@ impl TableWrite {
             (None, String::new())
         };
         Ok(TableWrite {
+            cross,
+            cross_buckets: Vec::new(),
             dynamic,
             index_uuid,
             index_files_named: 0,
@@ -639,6 +657,10 @@ impl TableWrite {
             return Ok(());
         }
         let (columns, kinds) = self.conform(batch)?;
+        let (columns, kinds) = match self.cross.is_some() {
+            true => self.place_cross_partition(&columns, kinds.as_ref())?,
+            false => (columns, kinds),
+        };
         let groups = self.route(&columns)?;
         for ((partition, bucket), rows) in groups {
             let idx = UInt32Array::from(rows);
@@ -806,11 +828,12 @@ impl TableWrite {
     /// Rows of the batch per (serialized partition, bucket), in input order.
     #[allow(clippy::type_complexity)]
     fn route(&mut self, columns: &[ArrayRef]) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
-        if self.mode == Mode::KeyValueDynamic {
+        if self.mode == Mode::KeyValueDynamic && self.cross.is_none() {
             return self.route_dynamic(columns);
         }
         let rows = columns.first().map_or(0, |c| c.len());
         let bucket_of: Vec<i32> = match &self.bucket_extractor {
+            None if self.cross.is_some() => std::mem::take(&mut self.cross_buckets),
             None if self.mode == Mode::KeyValuePostpone => vec![POSTPONE_BUCKET; rows],
             None => vec![0; rows],
             Some(x) => x.buckets(columns)?,
@@ -838,6 +861,128 @@ impl TableWrite {
             out.entry((p, *b)).or_default().push(r as u32);
         }
         Ok(out)
+    }
+
+    /// Cross-partition tables: the rows of a conformed batch as the global key index places
+    /// them (moved keys' `-D` rows and merges into old partitions added, first-row
+    /// duplicates dropped); their buckets wait in `cross_buckets` for [`TableWrite::route`].
+    fn place_cross_partition(
+        &mut self,
+        columns: &[ArrayRef],
+        kinds: Option<&ArrayRef>,
+    ) -> Result<(Vec<ArrayRef>, Option<ArrayRef>)> {
+        let kv = self
+            .kv
+            .as_ref()
+            .ok_or_else(|| Error::invalid("cross-partition writer without key layout"))?;
+        let key_cols: Vec<ArrayRef> = kv
+            .key_idx
+            .iter()
+            .map(|i| Arc::clone(&columns[*i]))
+            .collect();
+        let key_types: Vec<DataType> = kv
+            .plain_key_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let pcols: Vec<ArrayRef> = self
+            .partition_idx
+            .iter()
+            .map(|i| Arc::clone(&columns[*i]))
+            .collect();
+        let ptypes: Vec<DataType> = self
+            .partition_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let index = self
+            .cross
+            .as_mut()
+            .ok_or_else(|| Error::invalid("cross-partition writer without index"))?;
+        let placed = index.place(&pcols, &ptypes, &key_cols, &key_types)?;
+        let out = index.materialize(&placed, columns, &self.partition_idx, kinds)?;
+        self.cross_buckets = placed.iter().map(|p| p.bucket).collect();
+        Ok(out)
+    }
+
+    /// The trimmed primary key and partition columns a cross-partition table's index is
+    /// bootstrapped from ([`TableWrite::bootstrap_cross_partition`]); `None` for other
+    /// tables.
+    pub fn cross_partition_columns(&self) -> Option<(Vec<String>, Vec<String>)> {
+        self.cross.as_ref()?;
+        let kv = self.kv.as_ref()?;
+        Some((
+            kv.plain_key_fields.iter().map(|f| f.name.clone()).collect(),
+            self.partition_fields
+                .iter()
+                .map(|f| f.name.clone())
+                .collect(),
+        ))
+    }
+
+    /// Cross-partition tables: add the live keys of one split of the latest snapshot to the
+    /// global key index, before the first write (see [`crate::write::cross_partition`]).
+    /// `batch` holds the merged rows' [`TableWrite::cross_partition_columns`] (keys, then
+    /// partition columns) of `partition`'s bucket `bucket`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for another table kind, a key already placed elsewhere, or a batch
+    /// without those columns.
+    pub fn bootstrap_cross_partition(
+        &mut self,
+        batch: &RecordBatch,
+        partition: &BinaryRow,
+        bucket: i32,
+    ) -> Result<()> {
+        let (keys, parts) = self.cross_partition_columns().ok_or_else(|| {
+            Error::invalid("bootstrap_cross_partition on a table without cross-partition updates")
+        })?;
+        let column = |name: &String, i: usize| -> Result<ArrayRef> {
+            let col = batch.column_by_name(name).ok_or_else(|| {
+                Error::invalid(format!("the bootstrap batch has no column '{name}'"))
+            })?;
+            let field = self.table_arrow.field(i);
+            if col.data_type() == field.data_type() {
+                Ok(Arc::clone(col))
+            } else {
+                let ty = self
+                    .kv
+                    .as_ref()
+                    .and_then(|kv| kv.plain_key_fields.iter().find(|f| &f.name == name))
+                    .or_else(|| self.partition_fields.iter().find(|f| &f.name == name))
+                    .map(|f| f.data_type.clone())
+                    .ok_or_else(|| Error::invalid(format!("no column '{name}'")))?;
+                conform_column(col, field, &ty)
+            }
+        };
+        let index_of = |name: &String| -> Result<usize> {
+            self.table_arrow
+                .index_of(name)
+                .map_err(|_| Error::invalid(format!("no column '{name}'")))
+        };
+        let key_cols = keys
+            .iter()
+            .map(|n| column(n, index_of(n)?))
+            .collect::<Result<Vec<_>>>()?;
+        let part_cols = parts
+            .iter()
+            .map(|n| column(n, index_of(n)?))
+            .collect::<Result<Vec<_>>>()?;
+        let key_types: Vec<DataType> = self
+            .kv
+            .as_ref()
+            .map(|kv| {
+                kv.plain_key_fields
+                    .iter()
+                    .map(|f| f.data_type.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let index = self
+            .cross
+            .as_mut()
+            .ok_or_else(|| Error::invalid("cross-partition writer without index"))?;
+        index.bootstrap(&key_cols, &key_types, partition, &part_cols, bucket)
     }
 
     /// [`TableWrite::route`] of a dynamic-bucket table: each row's bucket from the hash index,
@@ -1785,4 +1930,16 @@ fn row_kinds(col: &ArrayRef, name: &str) -> Result<ArrayRef> {
         }
     }
     Ok(Arc::new(Int8Array::from(out)))
+}
+
+/// A partition key outside the primary key: the table has cross-partition updates (Java
+/// `TableSchema#crossPartitionUpdate`).
+fn cross_partition_key(schema: &TableSchema) -> Option<&String> {
+    if schema.primary_keys.is_empty() {
+        return None;
+    }
+    schema
+        .partition_keys
+        .iter()
+        .find(|p| !schema.primary_keys.contains(p))
 }
