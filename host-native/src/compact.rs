@@ -272,7 +272,7 @@ impl Table {
 impl Table {
     /// The index manifest entries of `snapshot` when `schema` has deletion vectors (where
     /// the planner finds each data file's vector); empty otherwise.
-    async fn dv_index_entries(
+    pub(crate) async fn dv_index_entries(
         &self,
         schema: &paimon_kernel::spec::TableSchema,
         snapshot: &Snapshot,

@@ -52,11 +52,17 @@ pub(crate) async fn run(table: &Table, options: &CompactOptions) -> Result<Compa
             ..Default::default()
         });
     }
+    // Deletion-vector tables: where the buckets' vectors are.
+    let index_entries = table
+        .dv_index_entries(&files.schema, &files.snapshot)
+        .await?;
     let mut written: Vec<String> = Vec::new();
     let mut messages: Vec<CommitMessage> = Vec::new();
     let mut stats: Vec<(usize, usize)> = Vec::new();
     for p in &partitions {
-        match replay_partition(table, &files, p, options.full, &mut written).await {
+        let replayed =
+            replay_partition(table, &files, p, &index_entries, options.full, &mut written).await;
+        match replayed {
             Ok((m, s)) => {
                 messages.extend(m);
                 stats.extend(s);
@@ -179,6 +185,7 @@ async fn replay_partition(
     table: &Table,
     files: &DataFiles,
     p: &PostponePartition,
+    index_entries: &[paimon_kernel::spec::IndexManifestEntry],
     full: bool,
     written: &mut Vec<String>,
 ) -> Result<(Vec<CommitMessage>, Vec<(usize, usize)>)> {
@@ -224,7 +231,11 @@ async fn replay_partition(
         &schema,
         files.schemas.clone(),
         p.real_entries.clone(),
-        Vec::new(),
+        index_entries
+            .iter()
+            .filter(|e| e.partition == p.partition)
+            .cloned()
+            .collect(),
         messages,
         &touched,
         full,

@@ -66,7 +66,8 @@ enum Command {
     /// The schema a read uses: the latest, or the snapshot's with `--snapshot`/`--tag`;
     /// `--json` prints the schema file exactly as stored.
     Schema(SnapshotArgs),
-    /// Live data files of a snapshot, one per row, with the columns of Java's `$files` table.
+    /// Live data files of a snapshot, one per row, with the columns of Java's `$files` table
+    /// (`creation_time` in epoch millis) plus `extra_files` and `external_path`.
     Files(SnapshotArgs),
     /// Manifest files of a snapshot (base and delta manifest lists).
     Manifests(SnapshotArgs),

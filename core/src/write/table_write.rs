@@ -265,7 +265,7 @@ impl TableWrite {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for tables we cannot write yet (dynamic or postpone bucket
-    /// primary-key tables, deletion vectors other than on fixed- or dynamic-bucket primary-key tables and
+    /// primary-key tables, deletion vectors other than on primary-key tables and
     /// append tables without data evolution, BLOB columns stored inline or without data
     /// evolution, `changelog-producer` other than `none`/`input`, external data paths), naming
     /// the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
@@ -337,18 +337,20 @@ impl TableWrite {
                 "'data-evolution.enabled' needs 'row-tracking.enabled' = true",
             ));
         }
-        // Deletion vectors: primary-key tables with fixed or dynamic buckets (the host
-        // compacts level 0 of every touched bucket before the commit, see `compact::pk`);
-        // append tables (new files need no deletion vector; deletes write them, see
-        // `write::deletion_vectors`) unless data evolution is on; postpone buckets are not
-        // written with them.
+        // Deletion vectors: primary-key tables (the host compacts level 0 of every touched
+        // bucket before the commit, see `compact::pk`; postpone files get theirs when a
+        // compaction moves them to real buckets); append tables (new files need no deletion
+        // vector; deletes write them, see `write::deletion_vectors`) unless data evolution
+        // is on.
         let dv_append = matches!(mode, Mode::AppendUnaware | Mode::AppendFixed) && !data_evolution;
-        let dv_pk = matches!(mode, Mode::KeyValueFixed | Mode::KeyValueDynamic);
+        let dv_pk = matches!(
+            mode,
+            Mode::KeyValueFixed | Mode::KeyValueDynamic | Mode::KeyValuePostpone
+        );
         if core.deletion_vectors_enabled()? && !dv_pk && !dv_append {
             return Err(Error::unsupported(format!(
                 "writing tables with deletion vectors (deletion-vectors.enabled) other than \
-                 primary-key tables with fixed or dynamic buckets and append tables without \
-                 data evolution (this table: {})",
+                 primary-key tables and append tables without data evolution (this table: {})",
                 if pk {
                     format!("'bucket' = {bucket}")
                 } else if data_evolution {

@@ -685,29 +685,3 @@ async fn dynamic_bucket_commits_read_the_model() {
     assert!(buckets.len() >= 4, "{buckets:?}");
     eprintln!("external readers checked {checked} times");
 }
-
-/// Postpone-bucket tables with deletion vectors stay unsupported.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postpone_vector_tables_stay_unsupported() {
-    let dir = tempfile::tempdir().unwrap();
-    let loc = dir.path().join("t");
-    let table = Table::create(
-        loc.to_str().unwrap(),
-        schema("deduplicate", -2, "").as_bytes(),
-    )
-    .await
-    .unwrap();
-    let e = match table.new_write().await {
-        Ok(mut w) => w
-            .write(&kv_batch(&[(1, Some("a"), Some(1), "+I")]))
-            .await
-            .map(|_| ())
-            .unwrap_err(),
-        Err(e) => e,
-    }
-    .to_string();
-    assert!(
-        e.contains("unsupported") && e.contains("deletion vectors"),
-        "{e}"
-    );
-}

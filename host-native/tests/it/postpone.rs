@@ -405,3 +405,54 @@ async fn partial_update_and_first_row_postpone_tables_merge_in_write_order() {
         assert_eq!(java, want, "Java, first-row");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_vector_postpone_table_compacts_with_its_vectors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("dv");
+    create(
+        &loc,
+        r#", "deletion-vectors.enabled": "true", "postpone.default-bucket-num": "2""#,
+    )
+    .await;
+    let mut model = Model::new();
+    let values: Vec<String> = (0..60).map(|i| format!("v{i}")).collect();
+    let round1: Vec<Row> = (0..60)
+        .map(|i| {
+            (
+                "a",
+                i,
+                Some(values[i as usize].as_str()),
+                Some(i as i32),
+                "+I",
+            )
+        })
+        .collect();
+    write(&loc, &round1).await;
+    dedup(&mut model, &round1);
+    compact(&loc).await;
+    assert_eq!(rows(&loc).await, model_rows(&model));
+    let round2: Vec<Row> = (10..20)
+        .map(|i| ("a", i, Some("new"), None, "+U"))
+        .chain((40..45).map(|i| ("a", i, None, None, "-D")))
+        .collect();
+    write(&loc, &round2).await;
+    dedup(&mut model, &round2);
+    compact(&loc).await;
+    assert_eq!(rows(&loc).await, model_rows(&model));
+    // Level 0 is compacted up (batch reads of deletion-vector tables skip it) and the
+    // replaced rows above it are marked in vectors.
+    assert!(
+        live(&loc)
+            .await
+            .iter()
+            .all(|(_, b, level, _)| *b >= 0 && *level > 0)
+    );
+    let table = Table::open(loc.to_str().unwrap()).await.unwrap();
+    let snapshot = table.latest_snapshot().await.unwrap().unwrap();
+    assert!(snapshot.index_manifest.is_some(), "vectors were written");
+    no_stray_files(&loc).await;
+    if let Some(java) = java_rows(&loc) {
+        assert_eq!(java, model_rows(&model), "Java, deletion vectors");
+    }
+}

@@ -26,8 +26,10 @@
 //!    one message per partition removes its postpone files ([`remove_postpone_files`]). All
 //!    are committed together as one `COMPACT` snapshot.
 //!
-//! Unsupported (errors saying so): deletion vectors, BLOB columns, record-level expiry,
-//! external data paths.
+//! Deletion-vector tables: the bucket compactions keep the buckets' vectors as for any
+//! deletion-vector table (level 0 is forced up, replaced rows above it are marked).
+//!
+//! Unsupported (errors saying so): BLOB columns, record-level expiry, external data paths.
 
 use std::collections::BTreeMap;
 
@@ -74,18 +76,13 @@ impl PostponePartition {
 ///
 /// # Errors
 /// [`Error::Invalid`] for a table that is not a postpone-bucket primary-key table;
-/// [`Error::Unsupported`] naming the feature (deletion vectors, BLOB columns, record-level
-/// expiry, external data paths).
+/// [`Error::Unsupported`] naming the feature (BLOB columns, record-level expiry, external
+/// data paths).
 pub fn check_postpone_supported(schema: &TableSchema) -> Result<()> {
     let options = schema.core_options();
     if !schema.is_primary_key_table() || options.bucket()? != POSTPONE_BUCKET {
         return Err(Error::invalid(
             "postpone compaction needs a primary-key table with 'bucket' = -2",
-        ));
-    }
-    if options.deletion_vectors_enabled()? {
-        return Err(Error::unsupported(
-            "compacting postpone-bucket tables with deletion vectors",
         ));
     }
     if let Some(f) = schema.fields.iter().find(|f| f.data_type.is_blob()) {

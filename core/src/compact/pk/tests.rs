@@ -1133,21 +1133,18 @@ fn postpone_partitions_get_known_then_row_count_then_default_bucket_counts() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("5") && e.contains("4 buckets"), "{e}");
-    // Not a postpone table; deletion vectors: refused.
+    // Not a postpone table: refused; BLOB columns: unsupported.
     assert!(
         plan_postpone_compaction(&pk_schema(""), &known, &std::collections::BTreeMap::new())
             .is_err()
     );
     schema
-        .options
-        .insert("deletion-vectors.enabled".into(), "true".into());
+        .fields
+        .push(DataField::new(9, "b", DataType::parse_sql("BLOB").unwrap()));
     let e = plan_postpone_compaction(&schema, &known, &std::collections::BTreeMap::new())
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("unsupported") && e.contains("deletion vectors"),
-        "{e}"
-    );
+    assert!(e.contains("unsupported") && e.contains("BLOB"), "{e}");
 }
 
 #[test]
