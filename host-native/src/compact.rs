@@ -93,6 +93,9 @@ pub struct CompactReport {
     pub snapshot: Option<i64>,
     /// One entry per compacted bucket, in (partition, bucket) order.
     pub buckets: Vec<BucketCompaction>,
+    /// The commit stands but its maintenance (expiry, automatic tags) failed: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maintenance_warning: Option<String>,
 }
 
 impl Table {
@@ -141,6 +144,7 @@ impl Table {
         Ok(CompactReport {
             base_snapshot: report.planned_on,
             snapshot: report.snapshot_id,
+            maintenance_warning: report.maintenance_warning,
             buckets: report
                 .tasks
                 .into_iter()
@@ -265,6 +269,7 @@ impl Table {
             base_snapshot: Some(inputs.snapshot),
             snapshot: outcome.snapshot_ids.last().copied(),
             buckets,
+            maintenance_warning: outcome.maintenance_warning,
         })
     }
 }

@@ -79,6 +79,8 @@ pub struct AppendCompactReport {
     pub snapshot_id: Option<i64>,
     /// One entry per task, in plan order.
     pub tasks: Vec<AppendCompactTaskReport>,
+    /// The commit stands but its maintenance (expiry, automatic tags) failed: why.
+    pub maintenance_warning: Option<String>,
 }
 
 /// One compaction task of an [`AppendCompactReport`].
@@ -179,6 +181,7 @@ pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCom
             planned_on,
             snapshot_id: None,
             tasks,
+            maintenance_warning: None,
         });
     }
     match table.new_commit(None).commit(messages).await {
@@ -186,6 +189,7 @@ pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCom
             planned_on,
             snapshot_id: outcome.snapshot_ids.last().copied(),
             tasks,
+            maintenance_warning: outcome.maintenance_warning,
         }),
         Err(e) => {
             let _ = delete_paths(table.host(), written).await;

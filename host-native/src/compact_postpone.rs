@@ -141,6 +141,7 @@ pub(crate) async fn run(table: &Table, options: &CompactOptions) -> Result<Compa
         base_snapshot: base,
         snapshot: outcome.snapshot_ids.last().copied(),
         buckets,
+        maintenance_warning: outcome.maintenance_warning,
     })
 }
 

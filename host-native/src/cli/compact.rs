@@ -81,6 +81,9 @@ pub(crate) async fn compact(a: CompactArgs, json: bool) -> Result<(), String> {
         })
         .await
         .map_err(|e| error_chain(&e))?;
+    if let Some(w) = &report.maintenance_warning {
+        eprintln!("warning: the compaction stands, but its maintenance (expiry, tags) failed: {w}");
+    }
     if json {
         let out = serde_json::to_string(&report).map_err(|e| format!("report JSON: {e}"))?;
         super::print(&out);

@@ -265,6 +265,30 @@ async fn failing_expire_leaves_the_commit_standing() {
     assert_eq!(ids(&dir, "snapshot", "snapshot-"), set(&[3]));
 }
 
+/// A compaction whose commit stands but whose expire fails reports the warning (the CLI
+/// prints it on stderr).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_expire_after_a_compaction_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let table = new_table(&dir, r#", "snapshot.num-retained.min": "1""#).await;
+    commit_at(&table, 0, JAN_1).await;
+    commit_at(&table, 1, JAN_1).await;
+    std::fs::create_dir_all(dir.join("consumer")).unwrap();
+    std::fs::write(dir.join("consumer/consumer-broken"), "not json").unwrap();
+    let report = table
+        .compact(paimon_native::compact::CompactOptions {
+            full: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(report.snapshot, Some(3));
+    let warning = report.maintenance_warning.unwrap();
+    assert!(warning.contains("consumer/consumer-broken"), "{warning}");
+    assert_eq!(ids(&dir, "snapshot", "snapshot-"), set(&[1, 2, 3]));
+}
+
 /// Data files in the bucket directories, by path relative to the table.
 fn data_files(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
