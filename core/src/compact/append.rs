@@ -41,7 +41,7 @@ use crate::spec::{
     BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, Datum, DeletionVectorMeta, FileKind,
     FileSource, IndexFileMeta, IndexManifestEntry, ManifestEntry, TableSchema,
 };
-use crate::write::deletion_vectors::put_dv_index_file;
+use crate::write::deletion_vectors::{put_dv_index_file, roll_index_entries};
 use crate::write::{FileToPut, NameSource, TableWrite, WriteOptions, WriteRestore};
 
 /// Files a full compaction of a fixed bucket needs at least (without deletion vectors).
@@ -1114,36 +1114,6 @@ async fn rewrite_dv_index(
         Some(e) => Err(e),
         None => Ok(files),
     }
-}
-
-/// Cut vectors into index files as Java's `DeletionVectorIndexFileWriter#writeWithRolling`:
-/// entries are added to a file (which starts with its version byte) until its size passes
-/// `target_bytes`; no file for no vectors.
-fn roll_index_entries(
-    dvs: Vec<(String, DeletionVector)>,
-    bitmap64: bool,
-    target_bytes: i64,
-) -> Result<Vec<Vec<(String, DeletionVector)>>> {
-    let mut out = Vec::new();
-    let mut chunk = Vec::new();
-    let mut pos: i64 = 1;
-    for (name, dv) in dvs {
-        let (entry, _) = if bitmap64 {
-            dv.encode_64()?
-        } else {
-            dv.encode_32()?
-        };
-        pos = pos.saturating_add(entry.len() as i64);
-        chunk.push((name, dv));
-        if pos > target_bytes {
-            out.push(std::mem::take(&mut chunk));
-            pos = 1;
-        }
-    }
-    if !chunk.is_empty() {
-        out.push(chunk);
-    }
-    Ok(out)
 }
 
 /// `Put` (create-new) every file in one round, recording the paths written.

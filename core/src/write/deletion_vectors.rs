@@ -356,21 +356,7 @@ impl IndexWriter {
         dvs: Vec<(String, DeletionVector)>,
     ) -> Result<Vec<IndexFileMeta>> {
         let mut out = Vec::new();
-        let mut chunk: Vec<(String, DeletionVector)> = Vec::new();
-        let mut chunk_bytes: i64 = 1;
-        for (name, dv) in dvs {
-            // Entry size estimate: framing plus the portable bitmap (at most 2 bytes a row
-            // plus container headers).
-            let estimate =
-                16 + 8 * (dv.cardinality() as i64 / 4096 + 1) + 2 * dv.cardinality() as i64;
-            if !chunk.is_empty() && chunk_bytes + estimate > self.target_bytes {
-                out.push(self.put(io, std::mem::take(&mut chunk)).await?);
-                chunk_bytes = 1;
-            }
-            chunk_bytes += estimate;
-            chunk.push((name, dv));
-        }
-        if !chunk.is_empty() {
+        for chunk in roll_index_entries(dvs, self.bitmap64, self.target_bytes)? {
             out.push(self.put(io, chunk).await?);
         }
         Ok(out)
@@ -387,6 +373,36 @@ impl IndexWriter {
         self.written.push(path);
         Ok(meta)
     }
+}
+
+/// Cut vectors into index files as Java's `DeletionVectorIndexFileWriter#writeWithRolling`:
+/// entries are added to a file (which starts with its version byte) until its size passes
+/// `target_bytes`; no file for no vectors.
+pub(crate) fn roll_index_entries(
+    dvs: Vec<(String, DeletionVector)>,
+    bitmap64: bool,
+    target_bytes: i64,
+) -> Result<Vec<Vec<(String, DeletionVector)>>> {
+    let mut out = Vec::new();
+    let mut chunk = Vec::new();
+    let mut pos: i64 = 1;
+    for (name, dv) in dvs {
+        let (entry, _) = if bitmap64 {
+            dv.encode_64()?
+        } else {
+            dv.encode_32()?
+        };
+        pos = pos.saturating_add(entry.len() as i64);
+        chunk.push((name, dv));
+        if pos > target_bytes {
+            out.push(std::mem::take(&mut chunk));
+            pos = 1;
+        }
+    }
+    if !chunk.is_empty() {
+        out.push(chunk);
+    }
+    Ok(out)
 }
 
 /// Write one deletion-vector index file `dir/file_name` (`Put`, create-new) holding `dvs`
@@ -681,6 +697,26 @@ fn check_deleted_files_vectors(
 mod tests {
     use super::*;
     use crate::spec::DeletionVectorMeta;
+
+    #[test]
+    fn index_files_roll_after_the_entry_that_passes_the_target() {
+        let dvs: Vec<(String, DeletionVector)> = (0..3)
+            .map(|i| (format!("f{i}"), DeletionVector::from_positions([1, 5, 9])))
+            .collect();
+        let entry = dvs[0].1.encode_32().unwrap().0.len() as i64;
+        let sizes = |target: i64| -> Vec<usize> {
+            roll_index_entries(dvs.clone(), false, target)
+                .unwrap()
+                .iter()
+                .map(Vec::len)
+                .collect()
+        };
+        // The version byte plus two entries pass 1 + 2 × entry - 1: roll after the second.
+        assert_eq!(sizes(2 * entry), vec![2, 1]);
+        assert_eq!(sizes(1 + 3 * entry), vec![3]);
+        assert_eq!(sizes(1), vec![1, 1, 1]);
+        assert!(roll_index_entries(Vec::new(), false, 1).unwrap().is_empty());
+    }
 
     fn dv_entry(kind: FileKind, bucket: i32, index: &str, data: &[&str]) -> IndexManifestEntry {
         IndexManifestEntry {
