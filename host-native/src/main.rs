@@ -20,6 +20,9 @@
 //! paimon-kernel plan-compaction TABLE [--full]         the compaction plan (JSON)
 //! paimon-kernel expire    TABLE [--retain-max N] [--retain-min N] [--older-than DURATION]
 //!                                                      expire old snapshots
+//! paimon-kernel expire-partitions TABLE --expiration-time DURATION [--timestamp-formatter F]
+//!                         [--timestamp-pattern P] [--strategy values-time|update-time]
+//!                         [--max-expires N] [--dry-run]        drop expired partitions
 //! paimon-kernel remove-orphans TABLE [--older-than DURATION] [--dry-run]
 //!                                                      delete unreferenced files
 //! paimon-kernel tag       create|delete|list TABLE [NAME] [--snapshot N]   tags
@@ -107,6 +110,8 @@ enum Command {
     PlanCompaction(cli::compact::PlanCompactionArgs),
     /// Expire old snapshots (and their changelog files) as Java does.
     Expire(cli::maintenance::ExpireArgs),
+    /// Drop expired partitions (Java's `expire_partitions`): one OVERWRITE snapshot.
+    ExpirePartitions(cli::maintenance::ExpirePartitionsArgs),
     /// Delete files no snapshot, tag or branch uses (older than `--older-than`, 1 d).
     RemoveOrphans(cli::maintenance::RemoveOrphansArgs),
     /// Delete managed-BLOB packs no used data file references (older than `--older-than`).
@@ -215,6 +220,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Compact(a) => return cli::compact::compact(a, json).await,
         Command::PlanCompaction(a) => return cli::compact::plan(a).await,
         Command::Expire(a) => return cli::maintenance::expire(a, json).await,
+        Command::ExpirePartitions(a) => {
+            return cli::maintenance::expire_partitions(a, json).await;
+        }
         Command::RemoveOrphans(a) => return cli::maintenance::remove_orphans(a, json).await,
         Command::CollectPacks(a) => return cli::maintenance::collect_packs(a, json).await,
         Command::Tag(a) => return cli::maintenance::tag(a, json).await,
@@ -240,6 +248,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Compact(_)
         | Command::PlanCompaction(_)
         | Command::Expire(_)
+        | Command::ExpirePartitions(_)
         | Command::RemoveOrphans(_)
         | Command::CollectPacks(_)
         | Command::Tag(_)
@@ -276,6 +285,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Compact(_)
         | Command::PlanCompaction(_)
         | Command::Expire(_)
+        | Command::ExpirePartitions(_)
         | Command::RemoveOrphans(_)
         | Command::CollectPacks(_)
         | Command::Tag(_)

@@ -4,16 +4,18 @@
 //! Source: Java `ExpireSnapshotsImpl`, `LocalOrphanFilesClean`, `TagManager`,
 //! `RollbackHelper` (see the core module for the details and the order of deletes).
 
+use paimon_kernel::commit::CommitOptions;
 use paimon_kernel::io::Machine;
 use paimon_kernel::maintenance::auto_tag::local_date_time;
 use paimon_kernel::maintenance::{
     self, ChangelogRetention, ExpireConfig, ExpireOutcome, MaintainOutcome, MaintainPlan,
-    OrphanOutcome, RollbackOutcome, RollbackTarget, TagDeleteOutcome, TagInfo,
+    OrphanOutcome, PartitionExpireConfig, PartitionExpireOutcome, RollbackOutcome, RollbackTarget,
+    TagDeleteOutcome, TagInfo,
 };
 
 use crate::error::{Error, Result};
 use crate::table::Table;
-use crate::write::now_millis;
+use crate::write::{now_millis, random_seed};
 
 /// Java's default age of an orphan file: one day, in milliseconds.
 pub const DEFAULT_ORPHAN_OLDER_THAN_MILLIS: i64 = 86_400_000;
@@ -101,15 +103,21 @@ impl Table {
     }
 
     /// What Java's batch `TableCommit` runs after a commit, at `now_millis` (the commit's
-    /// time): automatic tags, tags past their retention time, the snapshot expire and, with a
-    /// decoupled changelog lifecycle, the changelog expire (see
+    /// time): automatic tags, tags past their retention time, partition expiry (only with
+    /// `end-input.check-partition-expire` = true or a zero
+    /// `partition.expiration-check-interval`; the drops are committed as `commit_user`), the
+    /// snapshot expire and, with a decoupled changelog lifecycle, the changelog expire (see
     /// [`paimon_kernel::maintenance::after_commit`]). `None` with `write-only` = true.
     /// [`crate::TableCommit`] runs it after every commit and reports a failure as
     /// `maintenance_warning` of the commit's outcome.
     ///
     /// # Errors
     /// [`Error::Kernel`]: `Invalid`/`Unsupported` options, the failures of each step.
-    pub async fn maintain_after_commit(&self, now_millis: i64) -> Result<Option<MaintainOutcome>> {
+    pub async fn maintain_after_commit(
+        &self,
+        now_millis: i64,
+        commit_user: &str,
+    ) -> Result<Option<MaintainOutcome>> {
         let context = || format!("maintenance after a commit to {}", self.location());
         let schema = self.schema().await?;
         let Some(plan) = MaintainPlan::from_options(&schema.core_options())
@@ -118,11 +126,80 @@ impl Table {
             return Ok(None);
         };
         self.run_maintenance(
-            maintenance::maintain_machine(plan, now_millis),
+            maintenance::maintain_machine(
+                plan,
+                now_millis,
+                CommitOptions::new(commit_user, now_millis, random_seed()),
+            ),
             "maintenance after a commit",
         )
         .await
         .map(Some)
+    }
+
+    /// The partition expiration the table's latest schema asks for with `overrides` (option
+    /// key → value, e.g. `partition.expiration-time`) applied on top, as Java's
+    /// `expire_partitions` procedure copies the table with dynamic options.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid` for a malformed option or when no
+    /// `partition.expiration-time` is set; `Unsupported` for a formatter letter this crate
+    /// does not parse.
+    pub async fn partition_expire_config(
+        &self,
+        overrides: &[(String, String)],
+    ) -> Result<PartitionExpireConfig> {
+        let context = || format!("expiring partitions of {}", self.location());
+        let schema = self.schema().await?;
+        let mut options = schema.options.clone();
+        for (k, v) in overrides {
+            options.insert(k.clone(), v.clone());
+        }
+        let core = paimon_kernel::spec::options::CoreOptions::new(options);
+        PartitionExpireConfig::from_options(&core)
+            .map_err(|e| Error::kernel(context(), e))?
+            .ok_or_else(|| {
+                Error::kernel(
+                    context(),
+                    paimon_kernel::Error::invalid(
+                        "no partition.expiration-time: give the expiration time",
+                    ),
+                )
+            })
+    }
+
+    /// Expire partitions as Java's `expire_partitions` procedure (see
+    /// [`paimon_kernel::maintenance::partitions`]): the partitions `config` selects at
+    /// `now_millis` (epoch millis, read as a UTC local date-time) are dropped, one `OVERWRITE`
+    /// snapshot per `partition.expiration-batch-size` partitions (none with `dry_run`). The
+    /// drops are committed by a random commit user at `now_millis`.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid` for an unpartitioned table; commit conflicts; IO failures.
+    pub async fn expire_partitions(
+        &self,
+        config: PartitionExpireConfig,
+        now_millis: i64,
+        dry_run: bool,
+    ) -> Result<PartitionExpireOutcome> {
+        let schema = self.schema().await?;
+        if schema.partition_keys.is_empty() {
+            return Err(Error::kernel(
+                format!("expiring partitions of {}", self.location()),
+                paimon_kernel::Error::invalid("the table has no partition keys"),
+            ));
+        }
+        let user = paimon_kernel::write::NameSource::new(random_seed()).uuid();
+        self.run_maintenance(
+            maintenance::expire_partitions_machine(
+                config,
+                now_millis,
+                CommitOptions::new(user, now_millis, random_seed()),
+                dry_run,
+            ),
+            "expiring partitions",
+        )
+        .await
     }
 
     /// Remove the files no snapshot, tag, changelog or branch uses and that were last

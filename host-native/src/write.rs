@@ -55,8 +55,8 @@ fn unreachable_contended() -> Result<CommitOutcome> {
 /// Files `Put` at once by a writer.
 const PUT_CONCURRENCY: usize = 8;
 
-/// Milliseconds since the epoch, from the system clock.
-pub(crate) fn now_millis() -> i64 {
+/// Milliseconds since the epoch, from the system clock (0 before 1970).
+pub fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -677,7 +677,11 @@ impl TableCommit {
                 Ok(mut outcome) => {
                     // Java's `TableCommitImpl.maintain`: after every commit, even an empty
                     // one; a failure is reported, the commit stands.
-                    match self.table.maintain_after_commit(time_millis).await {
+                    match self
+                        .table
+                        .maintain_after_commit(time_millis, &self.commit_user)
+                        .await
+                    {
                         Ok(done) => outcome.maintenance = done,
                         Err(e) => outcome.maintenance_warning = Some(e.to_string()),
                     }

@@ -73,6 +73,7 @@ use crate::scan::planner::read_manifest_list;
 use crate::scan::snapshot_resolver::{
     LATEST_HINT, latest_schema_id, latest_snapshot_id, read_snapshot, try_read_snapshot,
 };
+use crate::spec::binary_row::BinaryRow;
 use crate::spec::index_manifest::DELETION_VECTORS_INDEX;
 use crate::spec::options::parse_memory_size;
 use crate::spec::snapshot::{
@@ -212,6 +213,14 @@ pub enum CommitMode {
         #[serde(default = "yes")]
         dynamic: bool,
     },
+    /// Drop partitions (Java `FileStoreCommit#dropPartitions`): one `OVERWRITE` snapshot
+    /// deleting every live data file and index file of `partitions`, with no messages. It is
+    /// always published: the commit user and identifier are not looked up in earlier
+    /// snapshots.
+    DropPartitions {
+        /// The partition rows (serde: hex of each serialized `BinaryRow`); not empty.
+        partitions: BTreeSet<BinaryRow>,
+    },
 }
 
 /// What a commit did.
@@ -286,8 +295,13 @@ pub async fn commit<T>(
         options,
         cache: ManifestCache::default(),
     };
-    // Which parts are already published (Java `filterCommitted`, refined per part).
-    let done = committer.committed_parts(&parts).await?;
+    // Which parts are already published (Java `filterCommitted`, refined per part); a
+    // partition drop is never filtered (Java `dropPartitions` overwrites directly).
+    let done = if matches!(mode, CommitMode::DropPartitions { .. }) {
+        vec![false; parts.len()]
+    } else {
+        committer.committed_parts(&parts).await?
+    };
     for (part, done) in parts.iter().zip(done) {
         if done {
             outcome.already_committed = true;
@@ -573,6 +587,30 @@ fn plan_parts(
                     overwrite: None,
                 });
             }
+        }
+        CommitMode::DropPartitions { partitions } => {
+            if table.partition_fields.is_empty() {
+                return Err(Error::invalid(
+                    "dropping partitions of an unpartitioned table",
+                ));
+            }
+            if partitions.is_empty() {
+                return Err(Error::invalid("dropping partitions: no partition given"));
+            }
+            if !messages.is_empty() {
+                return Err(Error::invalid(format!(
+                    "dropping partitions takes no commit messages ({} given)",
+                    messages.len()
+                )));
+            }
+            parts.push(Part {
+                kind: CommitKind::Overwrite,
+                table_files: Vec::new(),
+                changelog: Vec::new(),
+                index: Vec::new(),
+                detect_conflicts: true,
+                overwrite: Some(PartitionFilter::Set(partitions.clone())),
+            });
         }
     }
     Ok(parts)

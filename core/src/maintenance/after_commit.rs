@@ -3,20 +3,23 @@
 //! as one machine ([`maintain_machine`]).
 //!
 //! In Java's order: automatic tags (`tag.automatic-creation` `process-time` / `watermark`),
-//! tags past their `tagTimeRetained` (`tag.time-expire-enabled`), then the snapshot expire
+//! tags past their `tagTimeRetained` (`tag.time-expire-enabled`), partition expiry
+//! (`partition.expiration-time`, only when `end-input.check-partition-expire` = true or
+//! `partition.expiration-check-interval` is zero, see
+//! [`PartitionExpireConfig::runs_after_commit`]), then the snapshot expire
 //! (`snapshot.num-retained.min` / `.max`, `snapshot.time-retained`, `snapshot.expire.limit`)
 //! and, with a decoupled changelog lifecycle, the changelog expire
 //! (`changelog.num-retained.*`, `changelog.time-retained`). `tag.automatic-creation` =
 //! `batch` (Java: at the end of a Flink batch job) tags the latest snapshot last. Nothing runs
-//! with `write-only` = true. Partition expiry (`partition.expiration-time`) and consumer expiry
-//! (`consumer.expiration-time`) are not run: a table setting either is refused by
-//! [`MaintainPlan::from_options`] (unsupported).
+//! with `write-only` = true. Consumer expiry (`consumer.expiration-time`) is not run: a table
+//! setting it is refused by [`MaintainPlan::from_options`] (unsupported).
 //!
 //! Source: Java `org.apache.paimon.table.sink.TableCommitImpl.maintain`,
 //! `AbstractFileStoreTable.newCommit` / `newExpireRunnable`, `TagAutoManager`.
 
 use serde::{Deserialize, Serialize};
 
+use crate::commit::CommitOptions;
 use crate::error::{Error, Result};
 use crate::io::{Io, Machine};
 use crate::maintenance::auto_tag::{
@@ -26,6 +29,7 @@ use crate::maintenance::auto_tag::{
 use crate::maintenance::expire::{
     ChangelogExpireConfig, ChangelogRetention, ExpireConfig, ExpireOutcome, expire_with_changelogs,
 };
+use crate::maintenance::partitions::{ExpiredPartition, PartitionExpireConfig, expire_partitions};
 use crate::spec::options::CoreOptions;
 
 /// What to run after a commit (Java `TableCommitImpl`'s maintenance members).
@@ -39,6 +43,10 @@ pub struct MaintainPlan {
     pub tag_auto: Option<TagAutoConfig>,
     /// `tag.time-expire-enabled` (default true): delete tags past their retention time.
     pub tag_time_expire: bool,
+    /// Partition expiry after the commit: set when `partition.expiration-time` is set and
+    /// [`PartitionExpireConfig::runs_after_commit`] holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_expire: Option<PartitionExpireConfig>,
 }
 
 impl MaintainPlan {
@@ -46,21 +54,24 @@ impl MaintainPlan {
     /// `write.compaction-skip`) = true.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a malformed option; [`Error::Unsupported`] for
-    /// `partition.expiration-time` or `consumer.expiration-time` (not run by this crate) and
-    /// for a region time-zone id.
+    /// [`Error::Invalid`] for a malformed option (including the `partition.*` expiration
+    /// options, even when partition expiry does not run after commits);
+    /// [`Error::Unsupported`] for `consumer.expiration-time` (not run by this crate), for a
+    /// region time-zone id and for `partition.timestamp-formatter` letters this crate does
+    /// not parse.
     pub fn from_options(options: &CoreOptions) -> Result<Option<Self>> {
         if bool_option(options, &["write-only", "write.compaction-skip"], false)? {
             return Ok(None);
         }
-        for key in ["partition.expiration-time", "consumer.expiration-time"] {
-            if options.get(key).is_some() {
-                return Err(Error::unsupported(format!(
-                    "option {key}: expiring after a commit is not supported (set write-only = \
-                     true and expire with another engine)"
-                )));
-            }
+        let key = "consumer.expiration-time";
+        if options.get(key).is_some() {
+            return Err(Error::unsupported(format!(
+                "option {key}: expiring after a commit is not supported (set write-only = \
+                 true and expire with another engine)"
+            )));
         }
+        let partition_expire =
+            PartitionExpireConfig::from_options(options)?.filter(|c| c.runs_after_commit());
         let expire = ExpireConfig::from_options(options)?;
         let changelog = ChangelogRetention::from_options(options)?.decoupled(&expire);
         Ok(Some(MaintainPlan {
@@ -68,6 +79,7 @@ impl MaintainPlan {
             changelog,
             tag_auto: TagAutoConfig::from_options(options)?,
             tag_time_expire: bool_option(options, &["tag.time-expire-enabled"], true)?,
+            partition_expire,
         }))
     }
 }
@@ -79,18 +91,26 @@ pub struct MaintainOutcome {
     pub auto_tags: AutoTagOutcome,
     /// Tags deleted because their `tagTimeRetained` passed.
     pub expired_tags: Vec<String>,
+    /// Partitions dropped by partition expiry (Java's order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expired_partitions: Vec<ExpiredPartition>,
     /// The snapshot (and changelog) expire.
     pub expire: ExpireOutcome,
 }
 
 /// A machine running [`maintain`].
-pub fn maintain_machine(plan: MaintainPlan, now_millis: i64) -> Machine<MaintainOutcome> {
+pub fn maintain_machine(
+    plan: MaintainPlan,
+    now_millis: i64,
+    drop_commit: CommitOptions,
+) -> Machine<MaintainOutcome> {
     Machine::once("MaintainAfterCommit", move |io| async move {
-        maintain(&io, &plan, now_millis).await
+        maintain(&io, &plan, now_millis, &drop_commit).await
     })
 }
 
-/// Run `plan` at `now_millis` (epoch millis, the host's commit time).
+/// Run `plan` at `now_millis` (epoch millis, the host's commit time). Partition expiry
+/// commits its drops with `drop_commit` (Java: the committer's own user and identifier).
 ///
 /// # Errors
 /// The first failing step's error (later steps do not run, as in Java where the exception
@@ -99,6 +119,7 @@ pub async fn maintain<T>(
     io: &Io<T>,
     plan: &MaintainPlan,
     now_millis: i64,
+    drop_commit: &CommitOptions,
 ) -> Result<MaintainOutcome> {
     let mut outcome = MaintainOutcome::default();
     let periodic = plan
@@ -110,6 +131,11 @@ pub async fn maintain<T>(
     }
     if plan.tag_time_expire {
         outcome.expired_tags = expire_tags_by_time(io, now_millis).await?;
+    }
+    if let Some(config) = &plan.partition_expire {
+        outcome.expired_partitions = expire_partitions(io, config, now_millis, drop_commit, false)
+            .await?
+            .partitions;
     }
     outcome.expire =
         expire_with_changelogs(io, &plan.expire, plan.changelog.as_ref(), now_millis).await?;
@@ -152,9 +178,41 @@ mod tests {
                 None
             );
         }
-        let err = MaintainPlan::from_options(&options(&[("partition.expiration-time", "1 d")]))
+        let err = MaintainPlan::from_options(&options(&[("consumer.expiration-time", "1 d")]))
             .unwrap_err();
         assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        // Partition expiry: only with a zero check interval or the end-input check.
+        let plan = MaintainPlan::from_options(&options(&[("partition.expiration-time", "1 d")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.partition_expire, None);
+        let plan = MaintainPlan::from_options(&options(&[
+            ("partition.expiration-time", "1 d"),
+            ("end-input.check-partition-expire", "true"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            plan.partition_expire
+                .map(|c| (c.expiration_millis, c.max_expires)),
+            Some((86_400_000, 100))
+        );
+        let plan = MaintainPlan::from_options(&options(&[
+            ("partition.expiration-time", "2 h"),
+            ("partition.expiration-check-interval", "0 s"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert!(plan.partition_expire.is_some());
+        let err = MaintainPlan::from_options(&options(&[
+            ("partition.expiration-time", "1 d"),
+            ("partition.expiration-strategy", "values"),
+        ]))
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("partition.expiration-strategy"),
+            "{err}"
+        );
     }
 
     #[test]

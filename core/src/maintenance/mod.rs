@@ -34,6 +34,7 @@ pub mod expire;
 mod files;
 pub mod orphans;
 pub mod packs;
+pub mod partitions;
 pub mod tags;
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,11 @@ pub use expire::{
 };
 pub use orphans::{OrphanOutcome, remove_orphan_files, remove_orphans_machine};
 pub use packs::{PackOutcome, collect_packs, collect_packs_machine};
+pub use partitions::{
+    ExpireStrategy, ExpiredPartition, PartitionExpireConfig, PartitionExpireOutcome,
+    PartitionTimeExtractor, expire_partitions, expire_partitions_machine,
+    select_expired_partitions,
+};
 pub use tags::{
     RollbackOutcome, RollbackTarget, TagDeleteOutcome, TagInfo, create_tag, delete_tag,
     list_tag_infos, rollback,

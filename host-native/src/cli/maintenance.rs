@@ -1,4 +1,4 @@
-//! `expire`, `remove-orphans`, `tag create|delete|list` and `rollback`.
+//! `expire`, `expire-partitions`, `remove-orphans`, `tag create|delete|list` and `rollback`.
 
 use clap::{Args, Subcommand};
 use paimon_kernel::maintenance::{RemovedFile, RollbackTarget, parse_duration_millis};
@@ -27,6 +27,35 @@ pub(crate) struct ExpireArgs {
     /// Expire at most N snapshots (default: `snapshot.expire.limit`, 50).
     #[arg(long, value_name = "N")]
     max_deletes: Option<i64>,
+}
+
+/// `paimon-kernel expire-partitions TABLE --expiration-time DUR [--timestamp-formatter F]
+/// [--timestamp-pattern P] [--strategy values-time|update-time] [--max-expires N]
+/// [--dry-run]` (Java's `expire_partitions` procedure).
+#[derive(Debug, Args)]
+pub(crate) struct ExpirePartitionsArgs {
+    /// Table directory or URL.
+    table: String,
+    /// Partitions older than this go (overrides `partition.expiration-time`), e.g. `7 d`.
+    #[arg(long, value_name = "DURATION")]
+    expiration_time: Option<String>,
+    /// Java `DateTimeFormatter` pattern of the partition time, e.g. `yyyyMMdd` (overrides
+    /// `partition.timestamp-formatter`).
+    #[arg(long, value_name = "F")]
+    timestamp_formatter: Option<String>,
+    /// Partition time built from the values, e.g. `$dt $hour:00:00` (overrides
+    /// `partition.timestamp-pattern`).
+    #[arg(long, value_name = "P")]
+    timestamp_pattern: Option<String>,
+    /// `values-time` or `update-time` (overrides `partition.expiration-strategy`).
+    #[arg(long, value_name = "STRATEGY")]
+    strategy: Option<String>,
+    /// Expire at most N partitions (overrides `partition.expiration-max-num`, default 100).
+    #[arg(long, value_name = "N")]
+    max_expires: Option<i32>,
+    /// List the partitions that would expire; commit nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// `paimon-kernel remove-orphans TABLE [--older-than DURATION] [--dry-run]`.
@@ -233,6 +262,77 @@ pub(crate) async fn collect_packs(a: CollectPacksArgs, json_out: bool) -> Result
         outcome.sidecars_read,
         outcome.too_young
     ));
+    print(&out);
+    Ok(())
+}
+
+/// Run `expire-partitions`.
+pub(crate) async fn expire_partitions(
+    a: ExpirePartitionsArgs,
+    json_out: bool,
+) -> Result<(), String> {
+    let mut overrides = Vec::new();
+    let mut put = |key: &str, value: Option<String>| {
+        if let Some(v) = value.filter(|v| !v.trim().is_empty()) {
+            overrides.push((key.to_string(), v));
+        }
+    };
+    put("partition.expiration-time", a.expiration_time);
+    put("partition.timestamp-formatter", a.timestamp_formatter);
+    put("partition.timestamp-pattern", a.timestamp_pattern);
+    put("partition.expiration-strategy", a.strategy);
+    put(
+        "partition.expiration-max-num",
+        a.max_expires.map(|n| n.to_string()),
+    );
+    let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
+    let config = table
+        .partition_expire_config(&overrides)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    let outcome = table
+        .expire_partitions(config, paimon_native::write::now_millis(), a.dry_run)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    let shown: Vec<String> = outcome.partitions.iter().map(|p| p.display()).collect();
+    if json_out {
+        let partitions: Vec<serde_json::Value> = outcome
+            .partitions
+            .iter()
+            .map(|p| {
+                serde_json::Value::Object(
+                    p.values
+                        .iter()
+                        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                        .collect(),
+                )
+            })
+            .collect();
+        print(
+            &json!({
+                "dry_run": a.dry_run,
+                "expired_partitions": shown,
+                "partitions": partitions,
+                "snapshot_ids": outcome.snapshot_ids,
+            })
+            .to_string(),
+        );
+        return Ok(());
+    }
+    if shown.is_empty() {
+        print("No expired partitions.");
+        return Ok(());
+    }
+    let mut out: String = shown.iter().map(|p| format!("{p}\n")).collect();
+    out.push_str(&if a.dry_run {
+        format!("dry run: would expire {} partitions", shown.len())
+    } else {
+        format!(
+            "expired {} partitions in snapshots {:?}",
+            shown.len(),
+            outcome.snapshot_ids
+        )
+    });
     print(&out);
     Ok(())
 }

@@ -18,6 +18,7 @@ mod http;
 mod maintenance;
 mod managed_blob;
 mod oracle;
+mod partition_expire;
 mod pk_dv;
 mod postpone;
 mod restore;
