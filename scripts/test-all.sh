@@ -25,6 +25,8 @@ step "wasm: build host-wasm into host-wasm/pkg (dev profile), no imports from en
 scripts/build-wasm.sh
 
 step "wasm: the JS API under Node over corpus tables (node --test)"
+# The views test compares the page's compaction preview with this build's CLI.
+cargo build -p paimon-native --bin paimon-kernel
 (cd host-wasm && node --test tests/node/) 2>&1 | tee "$CARGO_TARGET_DIR/node-test-output.txt"
 
 step "wasm: every conformance case replays byte-identically under Node (node --test)"

@@ -33,7 +33,8 @@ pub struct CompactionPreview {
     /// Whether a full compaction was asked for.
     pub full: bool,
     /// The planner used: `primary-key-full`, `primary-key-universal`,
-    /// `primary-key-force-up-level-0`, `primary-key-deletion-vectors` (always full),
+    /// `primary-key-force-up-level-0`, `primary-key-deletion-vectors`, `primary-key-postpone`
+    /// (postpone files per partition, bucket -2, and real buckets with level-0 files),
     /// `append-bucketed-full`, `append-bucketed`, `append-unaware`, `data-evolution`.
     pub planner: String,
     /// False when the planner refuses the table; `tasks` is then empty.
@@ -123,7 +124,44 @@ pub fn compaction_preview(
         unavailable_reason: None,
         tasks: Vec::new(),
     };
+    let postpone = kind == TableKind::PrimaryKey
+        && options.bucket()? == crate::write::postpone::POSTPONE_BUCKET;
     let planned = match kind {
+        // Postpone buckets: the postpone files per partition (bucket -2) and the real buckets
+        // holding level-0 files, as `plan-compaction` lists them.
+        TableKind::PrimaryKey if postpone => {
+            preview.planner = "primary-key-postpone".to_owned();
+            crate::compact::pk::postpone::plan_postpone_compaction(
+                schema,
+                entries,
+                &std::collections::BTreeMap::new(),
+            )
+            .and_then(|partitions| {
+                let mut out = Vec::new();
+                for p in &partitions {
+                    if !p.postpone_files.is_empty() {
+                        out.push(task(
+                            &pfields,
+                            &p.partition,
+                            crate::write::postpone::POSTPONE_BUCKET,
+                            Some(0),
+                            false,
+                            &p.postpone_files,
+                        )?);
+                    }
+                    for b in &p.level0_buckets {
+                        let files: Vec<DataFileMeta> = p
+                            .real_entries
+                            .iter()
+                            .filter(|e| e.bucket == *b && e.file.level == 0)
+                            .map(|e| e.file.clone())
+                            .collect();
+                        out.push(task(&pfields, &p.partition, *b, None, false, &files)?);
+                    }
+                }
+                Ok(out)
+            })
+        }
         TableKind::PrimaryKey => {
             let dv = options.deletion_vectors_enabled()?;
             let request = PkCompactRequest {
