@@ -541,7 +541,7 @@ fn plan_units(
 }
 
 /// Files per level of the message's bucket after applying it to `entries`.
-fn levels_after(entries: &[ManifestEntry], m: &CommitMessage) -> BTreeMap<i32, usize> {
+pub(crate) fn levels_after(entries: &[ManifestEntry], m: &CommitMessage) -> BTreeMap<i32, usize> {
     let c = &m.compact_increment;
     let key = |f: &DataFileMeta| (f.file_name.clone(), f.level);
     let removed: Vec<(String, i32)> = c.compact_before.iter().map(key).collect();

@@ -3,7 +3,6 @@
 //! are compacted; one `COMPACT` snapshot removes the postpone files and adds the results.
 //! The steps and Java's sources are in [`paimon_kernel::compact::pk::postpone`].
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use paimon_kernel::commit::CommitMessage;
@@ -16,7 +15,9 @@ use paimon_kernel::compact::pk::postpone::{
 use paimon_kernel::spec::{DataFileMeta, TableSchema};
 use paimon_kernel::write::{TableWrite, WriteOptions, WriteRestore};
 
-use crate::compact::{BucketCompaction, CompactOptions, CompactReport, compact_buckets};
+use crate::compact::{
+    BucketCompaction, CompactOptions, CompactReport, compact_buckets, levels_after,
+};
 use crate::error::{Error, Result};
 use crate::table::{DataFiles, Table};
 use crate::write::{TableWriter, delete_paths, now_millis, random_seed};
@@ -105,22 +106,7 @@ pub(crate) async fn run(table: &Table, options: &CompactOptions) -> Result<Compa
                 continue;
             }
             let c = &m.compact_increment;
-            let mut levels_after = BTreeMap::new();
-            let removed: Vec<(&str, i32)> = c
-                .compact_before
-                .iter()
-                .map(|f| (f.file_name.as_str(), f.level))
-                .collect();
-            for e in &p.real_entries {
-                if e.bucket == m.bucket
-                    && !removed.contains(&(e.file.file_name.as_str(), e.file.level))
-                {
-                    *levels_after.entry(e.file.level).or_insert(0) += 1;
-                }
-            }
-            for f in &c.compact_after {
-                *levels_after.entry(f.level).or_insert(0) += 1;
-            }
+            let levels_after = levels_after(&p.real_entries, m);
             buckets.push(BucketCompaction {
                 partition: partition.clone(),
                 bucket: m.bucket,

@@ -76,7 +76,11 @@ impl Default for ExpireConfig {
     }
 }
 
-fn int_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
+/// An int option (`None` when unset).
+///
+/// # Errors
+/// [`Error::Invalid`] naming the option when it is not a 32-bit integer.
+pub(crate) fn int_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
     options
         .get(key)
         .map(|v| {
@@ -88,7 +92,11 @@ fn int_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
         .transpose()
 }
 
-fn duration_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
+/// A duration option in milliseconds (`None` when unset).
+///
+/// # Errors
+/// [`Error::Invalid`] naming the option when it does not parse.
+pub(crate) fn duration_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
     options
         .get(key)
         .map(|v| parse_duration_millis(v).map_err(|e| Error::invalid(format!("option {key}: {e}"))))

@@ -33,7 +33,7 @@ use crate::commit::{CommitMode, CommitOptions, commit};
 use crate::error::{Error, Result};
 use crate::io::{Io, Machine};
 use crate::maintenance::auto_tag::{bool_option, days_from_civil};
-use crate::maintenance::duration::parse_duration_millis;
+use crate::maintenance::expire::{duration_option, int_option};
 use crate::scan::planner::read_live_entries;
 use crate::scan::snapshot_resolver::{latest_snapshot_id, read_latest_schema, read_snapshot};
 use crate::spec::TableSchema;
@@ -535,25 +535,6 @@ pub struct PartitionExpireConfig {
     pub end_input_check: bool,
     /// `partition.default-name`: the value shown for NULL.
     pub default_partition_name: String,
-}
-
-fn int_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
-    options
-        .get(key)
-        .map(|v| {
-            v.trim()
-                .parse::<i32>()
-                .map(i64::from)
-                .map_err(|_| Error::invalid(format!("option {key}: '{v}' is not a 32-bit integer")))
-        })
-        .transpose()
-}
-
-fn duration_option(options: &CoreOptions, key: &str) -> Result<Option<i64>> {
-    options
-        .get(key)
-        .map(|v| parse_duration_millis(v).map_err(|e| Error::invalid(format!("option {key}: {e}"))))
-        .transpose()
 }
 
 impl PartitionExpireConfig {

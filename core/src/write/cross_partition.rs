@@ -55,6 +55,8 @@ pub struct CrossPartitionIndex {
 pub struct PlacedRow {
     /// Row of the input.
     pub input_row: u32,
+    /// The id of the partition the row is written to.
+    pub partition: usize,
     /// The partition id whose values replace the row's partition columns (a `-D` of a moved
     /// key, or a merge into the key's old partition); `None`: the row's own.
     pub partition_from: Option<usize>,
@@ -86,6 +88,12 @@ impl CrossPartitionIndex {
     /// No key in the index.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// The serialized partition of id `id` (as [`PlacedRow::partition`] names it; empty for
+    /// an id this index never gave).
+    pub fn partition_bytes(&self, id: usize) -> &[u8] {
+        self.partitions.get(id).map_or(&[], Vec::as_slice)
     }
 
     /// The id of the partition `bytes`, adding it with the values of row `row` of
@@ -181,6 +189,7 @@ impl CrossPartitionIndex {
             match self.keys.get(&key).copied() {
                 Some((old, bucket)) if old == id => out.push(PlacedRow {
                     input_row,
+                    partition: id,
                     partition_from: None,
                     delete: false,
                     bucket,
@@ -189,6 +198,7 @@ impl CrossPartitionIndex {
                     MergeEngine::Deduplicate => {
                         out.push(PlacedRow {
                             input_row,
+                            partition: old,
                             partition_from: Some(old),
                             delete: true,
                             bucket: old_bucket,
@@ -200,6 +210,7 @@ impl CrossPartitionIndex {
                         self.keys.insert(key, (id, bucket));
                         out.push(PlacedRow {
                             input_row,
+                            partition: id,
                             partition_from: None,
                             delete: false,
                             bucket,
@@ -208,6 +219,7 @@ impl CrossPartitionIndex {
                     MergeEngine::PartialUpdate | MergeEngine::Aggregation => {
                         out.push(PlacedRow {
                             input_row,
+                            partition: old,
                             partition_from: Some(old),
                             delete: false,
                             bucket: old_bucket,
@@ -220,6 +232,7 @@ impl CrossPartitionIndex {
                     self.keys.insert(key, (id, bucket));
                     out.push(PlacedRow {
                         input_row,
+                        partition: id,
                         partition_from: None,
                         delete: false,
                         bucket,
@@ -330,9 +343,16 @@ mod tests {
             .unwrap()
     }
 
-    fn row(input_row: u32, partition_from: Option<usize>, delete: bool, bucket: i32) -> PlacedRow {
+    fn row(
+        input_row: u32,
+        partition: usize,
+        partition_from: Option<usize>,
+        delete: bool,
+        bucket: i32,
+    ) -> PlacedRow {
         PlacedRow {
             input_row,
+            partition,
             partition_from,
             delete,
             bucket,
@@ -351,9 +371,9 @@ mod tests {
         assert_eq!(
             placed,
             vec![
-                row(0, Some(0), true, 0),
-                row(0, None, false, 0),
-                row(1, None, false, 0)
+                row(0, 0, Some(0), true, 0),
+                row(0, 1, None, false, 0),
+                row(1, 0, None, false, 0)
             ]
         );
         assert_eq!(index.len(), 5);
@@ -365,7 +385,7 @@ mod tests {
         place(&mut index, &["a"], &[1]);
         assert_eq!(
             place(&mut index, &["b"], &[1]),
-            vec![row(0, Some(0), false, 0)]
+            vec![row(0, 0, Some(0), false, 0)]
         );
         let mut index = CrossPartitionIndex::new(MergeEngine::FirstRow, 10);
         place(&mut index, &["a"], &[1]);
@@ -386,7 +406,7 @@ mod tests {
             )
             .unwrap();
         let placed = place(&mut index, &["b"], &[7]);
-        assert_eq!(placed[0], row(0, Some(0), true, 3));
+        assert_eq!(placed[0], row(0, 0, Some(0), true, 3));
         let (p, k) = cols(&["b"], &[7]);
         let columns = vec![p[0].clone(), k[0].clone()];
         let (out, kinds) = index.materialize(&placed, &columns, &[0], None).unwrap();

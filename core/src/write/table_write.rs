@@ -200,8 +200,6 @@ pub struct TableWrite {
     dynamic: Option<DynamicBuckets>,
     /// Cross-partition dynamic-bucket tables: the global key index (instead of `dynamic`).
     cross: Option<CrossPartitionIndex>,
-    /// Cross-partition tables: the buckets of the rows being routed.
-    cross_buckets: Vec<i32>,
     /// Dynamic-bucket tables: `index-<uuid>-` names of new index files and their counter.
     index_uuid: String,
     index_files_named: u32,
@@ -474,7 +472,6 @@ impl TableWrite {
         };
         Ok(TableWrite {
             cross,
-            cross_buckets: Vec::new(),
             dynamic,
             index_uuid,
             index_files_named: 0,
@@ -659,11 +656,12 @@ impl TableWrite {
             return Ok(());
         }
         let (columns, kinds) = self.conform(batch)?;
-        let (columns, kinds) = match self.cross.is_some() {
-            true => self.place_cross_partition(&columns, kinds.as_ref())?,
-            false => (columns, kinds),
+        let (columns, kinds, groups) = if self.cross.is_some() {
+            self.place_cross_partition(&columns, kinds.as_ref())?
+        } else {
+            let groups = self.route(&columns)?;
+            (columns, kinds, groups)
         };
-        let groups = self.route(&columns)?;
         for ((partition, bucket), rows) in groups {
             let idx = UInt32Array::from(rows);
             let cols = columns
@@ -830,12 +828,11 @@ impl TableWrite {
     /// Rows of the batch per (serialized partition, bucket), in input order.
     #[allow(clippy::type_complexity)]
     fn route(&mut self, columns: &[ArrayRef]) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
-        if self.mode == Mode::KeyValueDynamic && self.cross.is_none() {
+        if self.mode == Mode::KeyValueDynamic {
             return self.route_dynamic(columns);
         }
         let rows = columns.first().map_or(0, |c| c.len());
         let bucket_of: Vec<i32> = match &self.bucket_extractor {
-            None if self.cross.is_some() => std::mem::take(&mut self.cross_buckets),
             None if self.mode == Mode::KeyValuePostpone => vec![POSTPONE_BUCKET; rows],
             None => vec![0; rows],
             Some(x) => x.buckets(columns)?,
@@ -848,16 +845,7 @@ impl TableWrite {
             }
             return Ok(out);
         }
-        let pcols: Vec<ArrayRef> = self
-            .partition_idx
-            .iter()
-            .map(|i| Arc::clone(&columns[*i]))
-            .collect();
-        let ptypes: Vec<DataType> = self
-            .partition_fields
-            .iter()
-            .map(|f| f.data_type.clone())
-            .collect();
+        let (pcols, ptypes) = self.partition_columns(columns);
         for (r, b) in bucket_of.iter().enumerate() {
             let p = binary_row_at(&pcols, &ptypes, r)?.to_serialized();
             out.entry((p, *b)).or_default().push(r as u32);
@@ -865,46 +853,74 @@ impl TableWrite {
         Ok(out)
     }
 
-    /// Cross-partition tables: the rows of a conformed batch as the global key index places
-    /// them (moved keys' `-D` rows and merges into old partitions added, first-row
-    /// duplicates dropped); their buckets wait in `cross_buckets` for [`TableWrite::route`].
-    fn place_cross_partition(
-        &mut self,
-        columns: &[ArrayRef],
-        kinds: Option<&ArrayRef>,
-    ) -> Result<(Vec<ArrayRef>, Option<ArrayRef>)> {
-        let kv = self
-            .kv
-            .as_ref()
-            .ok_or_else(|| Error::invalid("cross-partition writer without key layout"))?;
-        let key_cols: Vec<ArrayRef> = kv
-            .key_idx
-            .iter()
-            .map(|i| Arc::clone(&columns[*i]))
-            .collect();
-        let key_types: Vec<DataType> = kv
-            .plain_key_fields
-            .iter()
-            .map(|f| f.data_type.clone())
-            .collect();
-        let pcols: Vec<ArrayRef> = self
+    /// The partition columns of conformed `columns` and their types.
+    fn partition_columns(&self, columns: &[ArrayRef]) -> (Vec<ArrayRef>, Vec<DataType>) {
+        let cols = self
             .partition_idx
             .iter()
             .map(|i| Arc::clone(&columns[*i]))
             .collect();
-        let ptypes: Vec<DataType> = self
+        let types = self
             .partition_fields
             .iter()
             .map(|f| f.data_type.clone())
             .collect();
+        (cols, types)
+    }
+
+    /// The trimmed primary key columns of conformed `columns` and their types.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a table without primary key.
+    fn key_columns(&self, columns: &[ArrayRef]) -> Result<(Vec<ArrayRef>, Vec<DataType>)> {
+        let kv = self
+            .kv
+            .as_ref()
+            .ok_or_else(|| Error::invalid("key-value writer without key layout"))?;
+        let cols = kv
+            .key_idx
+            .iter()
+            .map(|i| Arc::clone(&columns[*i]))
+            .collect();
+        let types = kv
+            .plain_key_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        Ok((cols, types))
+    }
+
+    /// Cross-partition tables: the rows of a conformed batch as the global key index places
+    /// them (moved keys' `-D` rows and merges into old partitions added, first-row
+    /// duplicates dropped), with their rows per (serialized partition, bucket) as
+    /// [`TableWrite::route`] gives them.
+    #[allow(clippy::type_complexity)]
+    fn place_cross_partition(
+        &mut self,
+        columns: &[ArrayRef],
+        kinds: Option<&ArrayRef>,
+    ) -> Result<(
+        Vec<ArrayRef>,
+        Option<ArrayRef>,
+        BTreeMap<(Vec<u8>, i32), Vec<u32>>,
+    )> {
+        let (key_cols, key_types) = self.key_columns(columns)?;
+        let (pcols, ptypes) = self.partition_columns(columns);
         let index = self
             .cross
             .as_mut()
             .ok_or_else(|| Error::invalid("cross-partition writer without index"))?;
         let placed = index.place(&pcols, &ptypes, &key_cols, &key_types)?;
-        let out = index.materialize(&placed, columns, &self.partition_idx, kinds)?;
-        self.cross_buckets = placed.iter().map(|p| p.bucket).collect();
-        Ok(out)
+        let (columns, kinds) = index.materialize(&placed, columns, &self.partition_idx, kinds)?;
+        let mut groups: BTreeMap<(Vec<u8>, i32), Vec<u32>> = BTreeMap::new();
+        for (row, p) in placed.iter().enumerate() {
+            let partition = index.partition_bytes(p.partition).to_vec();
+            groups
+                .entry((partition, p.bucket))
+                .or_default()
+                .push(row as u32);
+        }
+        Ok((columns, kinds, groups))
     }
 
     /// The trimmed primary key and partition columns a cross-partition table's index is
@@ -995,31 +1011,9 @@ impl TableWrite {
         columns: &[ArrayRef],
     ) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
         let rows = columns.first().map_or(0, |c| c.len());
-        let kv = self
-            .kv
-            .as_ref()
-            .ok_or_else(|| Error::invalid("dynamic bucket writer without key layout"))?;
-        let key_cols: Vec<ArrayRef> = kv
-            .key_idx
-            .iter()
-            .map(|i| Arc::clone(&columns[*i]))
-            .collect();
-        let key_types: Vec<DataType> = kv
-            .plain_key_fields
-            .iter()
-            .map(|f| f.data_type.clone())
-            .collect();
+        let (key_cols, key_types) = self.key_columns(columns)?;
         let keys = BinaryRowEncoder::try_new(&key_cols, &key_types)?;
-        let pcols: Vec<ArrayRef> = self
-            .partition_idx
-            .iter()
-            .map(|i| Arc::clone(&columns[*i]))
-            .collect();
-        let ptypes: Vec<DataType> = self
-            .partition_fields
-            .iter()
-            .map(|f| f.data_type.clone())
-            .collect();
+        let (pcols, ptypes) = self.partition_columns(columns);
         let partitions = BinaryRowEncoder::try_new(&pcols, &ptypes)?;
         let empty = BinaryRow::empty().to_serialized();
         let assigner = self

@@ -538,6 +538,15 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
              planned by compact::pk::postpone)",
         ));
     }
+    check_compaction_options(&options)
+}
+
+/// Refuse the options no primary-key compaction here implements: `record-level.expire-time`
+/// and `data-file.external-paths`.
+///
+/// # Errors
+/// [`Error::Unsupported`] naming the option.
+pub(crate) fn check_compaction_options(options: &crate::spec::CoreOptions) -> Result<()> {
     if options.get("record-level.expire-time").is_some() {
         return Err(Error::unsupported(
             "compacting tables with record-level.expire-time",

@@ -91,20 +91,7 @@ pub fn check_postpone_supported(schema: &TableSchema) -> Result<()> {
             f.name
         )));
     }
-    if options.get("record-level.expire-time").is_some() {
-        return Err(Error::unsupported(
-            "compacting tables with record-level.expire-time",
-        ));
-    }
-    if options
-        .get("data-file.external-paths")
-        .is_some_and(|v| !v.trim().is_empty())
-    {
-        return Err(Error::unsupported(
-            "compacting tables with data-file.external-paths",
-        ));
-    }
-    Ok(())
+    super::planner::check_compaction_options(&options)
 }
 
 /// Plan the compaction of a postpone-bucket table from the live `Add` entries of a snapshot
@@ -187,10 +174,7 @@ pub fn plan_postpone_compaction(
         acc.real.push(e.clone());
     }
 
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name()?,
-    };
+    let naming = naming(&options)?;
     let data_root = options
         .data_file_path_directory()
         .unwrap_or_default()
@@ -377,10 +361,7 @@ pub fn real_bucket_path(
     bucket: i32,
 ) -> Result<String> {
     let options = schema.core_options();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name()?,
-    };
+    let naming = naming(&options)?;
     let ppath = partition_path(&partition_fields(schema)?, partition, &naming)?;
     Ok(bucket_path(
         options.data_file_path_directory().unwrap_or_default(),
@@ -390,16 +371,14 @@ pub fn real_bucket_path(
 }
 
 fn partition_fields(schema: &TableSchema) -> Result<Vec<DataField>> {
-    schema
-        .partition_keys
-        .iter()
-        .map(|k| {
-            schema
-                .field(k)
-                .cloned()
-                .ok_or_else(|| Error::invalid(format!("partition key '{k}' is not a column")))
-        })
-        .collect()
+    Ok(schema.partition_fields()?.into_iter().cloned().collect())
+}
+
+fn naming(options: &crate::spec::CoreOptions) -> Result<PartitionNaming> {
+    Ok(PartitionNaming {
+        default_name: options.partition_default_name().to_owned(),
+        legacy_name: options.partition_legacy_name()?,
+    })
 }
 
 fn describe_partition(
@@ -408,10 +387,7 @@ fn describe_partition(
     schema: &TableSchema,
 ) -> Result<String> {
     let options = schema.core_options();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name()?,
-    };
+    let naming = naming(&options)?;
     partition_path(fields, partition, &naming).map(|p| p.trim_end_matches('/').to_owned())
 }
 
