@@ -1,7 +1,9 @@
 //! Canonical JSON of Arrow values: the value encoding of the conformance corpus' expected
 //! files (`conformance/tables/<table>.expected.json`, corpus README "Canonical value
 //! encoding"). Used by the conformance harness, the wasm host's `scanRows` and the tests to
-//! compare what the core reads with what pypaimon read. Pure: no IO.
+//! compare what the core reads with what pypaimon read. Pure: no IO. [`parse`] reads canonical
+//! JSON back into Arrow; [`input`] reads the rows a user hands to a writer (Arrow IPC, Parquet,
+//! CSV, JSON lines) into record batches.
 //!
 //! The rendering follows the Arrow types that [`crate::types::paimon_to_arrow_type`]
 //! produces, so a value's Paimon type is known from its Arrow type:
@@ -48,6 +50,7 @@ use crate::spec::binary_row::{civil_from_days, decimal_to_plain_string};
 use crate::util::hex;
 use crate::{Error, Result};
 
+pub mod input;
 pub mod parse;
 
 /// Every row of `batch` as a JSON object keyed by column name, in column order.

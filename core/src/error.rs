@@ -86,6 +86,17 @@ pub enum Error {
         detail: String,
     },
 
+    /// Another error, with what was being done when it happened (`reading input rows.csv,
+    /// line 3`). Its text is `{context}: {source}`.
+    #[error("{context}: {source}")]
+    Context {
+        /// What was being done, naming the input or file.
+        context: String,
+        /// The error.
+        #[source]
+        source: Box<Error>,
+    },
+
     /// An Arrow kernel failed.
     #[error("arrow error{}: {source}", if context.is_empty() { String::new() } else { format!(" in {context}") })]
     Arrow {
@@ -150,6 +161,14 @@ impl Error {
         }
     }
 
+    /// `source` with what was being done (see [`Error::Context`]).
+    pub fn context(context: impl Into<String>, source: Error) -> Self {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(source),
+        }
+    }
+
     pub(crate) fn unexpected_answer(path: &str, expected: &str, got: &IoAnswer) -> Self {
         let got = match got {
             IoAnswer::Bytes { .. } => "bytes",
@@ -163,14 +182,12 @@ impl Error {
         }
     }
 
-    /// True if this is an IO `NotFound`.
+    /// True if this is an IO `NotFound` (also under [`Error::Context`]).
     pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            Error::Io {
-                kind: IoErrorKind::NotFound,
-                ..
-            }
-        )
+        match self {
+            Error::Io { kind, .. } => *kind == IoErrorKind::NotFound,
+            Error::Context { source, .. } => source.is_not_found(),
+            _ => false,
+        }
     }
 }

@@ -20,7 +20,7 @@
 //! * [`inspect`]: view models of a table's anatomy for inspectors (levels, compaction
 //!   preview, field groups, snapshot timeline).
 //! * [`canonical`]: Arrow values as the conformance corpus' canonical JSON (tests, the wasm
-//!   host's JSON rows).
+//!   host's JSON rows), and rows input to writers (Arrow IPC, Parquet, CSV, JSON lines).
 
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]

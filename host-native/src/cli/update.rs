@@ -7,7 +7,7 @@ use clap::Args;
 use paimon_native::Table;
 
 use super::error_chain;
-use super::input::{InputFormat, read_input};
+use super::input::{InputFormat, input_format, read_input};
 
 /// `paimon-kernel update TABLE --input FILE [--format F] [--commit-user U]`.
 #[derive(Debug, Args)]
@@ -102,7 +102,7 @@ pub(crate) async fn run(a: UpdateArgs, json: bool) -> Result<(), String> {
     let table_arrow =
         paimon_kernel::types::paimon_to_arrow_schema(&schema.fields).map_err(|e| format!("{e}"))?;
     let format = match &a.format {
-        Some(f) => InputFormat::from_name(f).map_err(|e| error_chain(&e))?,
+        Some(f) => input_format(f).map_err(|e| error_chain(&e))?,
         None if a.input == "-" => InputFormat::Arrow,
         None => InputFormat::from_path(&a.input)
             .ok_or_else(|| format!("{}: give --format (arrow, parquet, csv, jsonl)", a.input))?,

@@ -7,7 +7,7 @@ use clap::Args;
 use paimon_native::Table;
 
 use super::error_chain;
-use super::input::{InputFormat, read_input};
+use super::input::{input_format, read_input};
 
 /// `paimon-kernel create TABLE --schema FILE`.
 #[derive(Debug, Args)]
@@ -110,7 +110,7 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
         writer = writer.for_overwrite();
     }
     let format = match &a.format {
-        Some(f) => Some(InputFormat::from_name(f).map_err(|e| error_chain(&e))?),
+        Some(f) => Some(input_format(f).map_err(|e| error_chain(&e))?),
         None => None,
     };
     let mut schema = (*writer.input_schema()).clone();
