@@ -43,6 +43,8 @@ pub mod ops;
 pub mod scan;
 pub mod source;
 pub mod views;
+pub mod write;
+pub mod zip_dir;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

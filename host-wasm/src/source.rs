@@ -64,11 +64,34 @@ extern "C" {
     fn get_file_handle(this: &DirHandle, name: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn values(this: &DirHandle) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = getDirectoryHandle)]
+    fn get_directory_handle_with(
+        this: &DirHandle,
+        name: &str,
+        options: &JsValue,
+    ) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = getFileHandle)]
+    fn get_file_handle_with(
+        this: &DirHandle,
+        name: &str,
+        options: &JsValue,
+    ) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = removeEntry)]
+    fn remove_entry(this: &DirHandle, name: &str) -> Result<Promise, JsValue>;
 
     /// A File System Access `FileSystemFileHandle`.
     type FileHandle;
     #[wasm_bindgen(method, catch, js_name = getFile)]
     fn get_file(this: &FileHandle) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = createWritable)]
+    fn create_writable(this: &FileHandle) -> Result<Promise, JsValue>;
+
+    /// A `FileSystemWritableFileStream`.
+    type WritableStream;
+    #[wasm_bindgen(method, catch)]
+    fn write(this: &WritableStream, data: &Uint8Array) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn close(this: &WritableStream) -> Result<Promise, JsValue>;
 }
 
 /// Text of a JS error or thrown value.
@@ -188,12 +211,11 @@ impl Source {
             }
         }
         match op {
-            IoOp::Put { .. } | IoOp::Delete { .. } => {
-                if let Source::Memory(m) = self {
-                    return m.borrow_mut().answer(op);
-                }
-                unsupported("this source is read-only")
-            }
+            IoOp::Put { .. } | IoOp::Delete { .. } => match self {
+                Source::Memory(m) => m.borrow_mut().answer(op),
+                Source::Directory(dir) => dir_write(dir, op).await,
+                _ => unsupported("this source is read-only"),
+            },
             _ => match self {
                 Source::Memory(m) => m.borrow_mut().answer(op),
                 Source::Http { base } => http_answer(base, op).await,
@@ -585,6 +607,112 @@ async fn dir_answer(root: &DirHandle, op: &IoOp) -> IoAnswer {
         }
         IoOp::Put { .. } | IoOp::Delete { .. } => unsupported("read-only"),
     }
+}
+
+/// `{create: true}`.
+fn create_option() -> JsValue {
+    let o = Object::new();
+    // Setting a property on a fresh plain object cannot fail.
+    let _ = Reflect::set(&o, &"create".into(), &JsValue::TRUE);
+    o.into()
+}
+
+/// The directory holding `path`'s file (created when `create`) and the file's name; `None`
+/// when a directory on the way is missing (and not created).
+async fn parent_dir<'p>(
+    root: &DirHandle,
+    path: &'p str,
+    create: bool,
+) -> Result<Option<(DirHandle, &'p str)>, String> {
+    let segs: Vec<&str> = path.split('/').collect();
+    let Some((last, parents)) = segs.split_last() else {
+        return Ok(None);
+    };
+    let mut dir = root.clone();
+    for s in parents {
+        if s.is_empty() || *s == "." || *s == ".." {
+            return Err(format!("{path}: not a plain relative path"));
+        }
+        let p = if create {
+            dir.get_directory_handle_with(s, &create_option())
+        } else {
+            dir.get_directory_handle(s)
+        };
+        let got = match p {
+            Ok(p) => await_promise(p).await,
+            Err(e) => Err(e),
+        };
+        dir = match got {
+            Ok(d) => d.unchecked_into(),
+            Err(e) => match classify::<()>(&e) {
+                Lookup::NotFound => return Ok(None),
+                _ => return Err(format!("{path}: {}", js_message(&e))),
+            },
+        };
+    }
+    Ok(Some((dir, *last)))
+}
+
+/// `Put` and `Delete` on a directory handle. A create-new `Put` checks that the file is
+/// absent, then writes it: not atomic against another writer of the same directory (the page
+/// is the only writer of its tables).
+async fn dir_write(root: &DirHandle, op: &IoOp) -> IoAnswer {
+    match op {
+        IoOp::Put { path, bytes, mode } => {
+            if *mode == paimon_kernel::io::PutMode::CreateNew {
+                match dir_file(root, path).await {
+                    Lookup::Found(_) => return IoAnswer::error(IoErrorKind::AlreadyExists),
+                    Lookup::NotFound => {}
+                    Lookup::Failed(e) => return other(format!("{path}: {e}")),
+                }
+            }
+            let (dir, name) = match parent_dir(root, path, true).await {
+                Ok(Some(x)) => x,
+                Ok(None) => return other(format!("{path}: no such directory")),
+                Err(e) => return other(e),
+            };
+            match write_file(&dir, name, bytes).await {
+                Ok(()) => IoAnswer::Done,
+                Err(e) => other(format!("writing {path}: {}", js_message(&e))),
+            }
+        }
+        IoOp::Delete { path } => {
+            let (dir, name) = match parent_dir(root, path, false).await {
+                Ok(Some(x)) => x,
+                Ok(None) => return IoAnswer::error(IoErrorKind::NotFound),
+                Err(e) => return other(e),
+            };
+            let r = match dir.remove_entry(name) {
+                Ok(p) => await_promise(p).await,
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(_) => IoAnswer::Done,
+                Err(e) => match classify::<()>(&e) {
+                    Lookup::NotFound => IoAnswer::error(IoErrorKind::NotFound),
+                    _ => other(format!("deleting {path}: {}", js_message(&e))),
+                },
+            }
+        }
+        _ => unsupported("not a write"),
+    }
+}
+
+async fn write_file(dir: &DirHandle, name: &str, bytes: &[u8]) -> Result<(), JsValue> {
+    let fh: FileHandle = await_promise(dir.get_file_handle_with(name, &create_option())?)
+        .await?
+        .unchecked_into();
+    let w: WritableStream = await_promise(fh.create_writable()?).await?.unchecked_into();
+    let data = Uint8Array::from(bytes);
+    if let Err(e) = await_promise(w.write(&data)?).await {
+        // Best effort: the write's error is the one to report.
+        if let Ok(p) = w.close() {
+            let _ = await_promise(p).await;
+        }
+        return Err(e);
+    }
+    await_promise(w.close()?).await?;
+    Ok(())
 }
 
 /// Build a memory store from a JS `Map<string, Uint8Array|ArrayBuffer>` or a plain object.

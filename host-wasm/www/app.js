@@ -40,6 +40,7 @@ async function open(opener, label) {
     status(`opening ${label}…`);
     state.ready = false;
     state.table = await opener();
+    state.label = label;
     state.timings.open = performance.now() - t0;
     await showTable(label);
     state.timings.total = performance.now() - t0;
@@ -69,6 +70,9 @@ async function showTable(label) {
       `, source: ${info.source}`),
   );
   $("[data-tab=fieldgroups]").hidden = !(info.tableKind === "data-evolution" || info.options["row-tracking.enabled"] === "true");
+  $("[data-tab=write]").hidden = !t.writable;
+  $("#compact-now").hidden = !t.writable;
+  $("#download-zip").hidden = !t.writable;
   $("#levels-mode").dataset.auto = "1";
   if ($(`[data-tab=${state.tab}]`)?.hidden) switchTab("snapshots");
   state.snapshots = await t.snapshots();
@@ -342,6 +346,86 @@ state.benchmark = async (n) => {
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
   return { files: n, drawn, ms, paintMs: performance.now() - t0 };
 };
+
+// --- Writing from the page: the core's write and compaction jobs on a writable table ---
+state.writes = [];
+async function afterCommit(what) {
+  await showTable(state.label);
+  status(`${state.label}: ${what}`);
+}
+async function writeFile(file) {
+  const log = $("#write-log");
+  state.busy = true;
+  try {
+    status(`writing ${file.name}…`);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const r = await state.table.write(bytes, { name: file.name, overwrite: $("#write-overwrite").checked });
+    state.writes.push({ file: file.name, ...r });
+    const what = `${file.name}: ${r.rows} rows in ${r.dataFiles} data file(s), snapshot ${r.commit.snapshotIds.join(", ") || "none (nothing to commit)"}` +
+      (r.commit.maintenanceWarning ? ` (maintenance after the commit failed: ${r.commit.maintenanceWarning})` : "");
+    log.prepend(el("p", { class: "ok" }, what));
+    await afterCommit(what);
+  } catch (e) {
+    state.writes.push({ file: file.name, error: String(e && e.message ? e.message : e) });
+    log.prepend(el("p", { class: "error" }, `${file.name}: ${e && e.message ? e.message : e}`));
+    fail(e);
+  } finally {
+    state.busy = false;
+  }
+}
+$("#write-file").addEventListener("change", (e) => { const f = e.target.files[0]; e.target.value = ""; if (f) writeFile(f); });
+const drop = $("#drop");
+drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (e) => {
+  e.preventDefault();
+  drop.classList.remove("over");
+  const f = e.dataTransfer.files[0];
+  if (f) writeFile(f);
+});
+$("#compact-now").addEventListener("click", async () => {
+  state.busy = true;
+  try {
+    const full = $("#compaction-full").checked;
+    status(`compacting${full ? " (full)" : ""}…`);
+    const r = await state.table.compact({ full });
+    state.lastCompaction = r;
+    await afterCommit(r.tasks ? `compacted: ${r.tasks} task(s), ${r.filesIn} file(s) in, ${r.filesOut} out, snapshot ${r.commit.snapshotIds.join(", ")}` : "nothing to compact");
+  } catch (e) {
+    fail(e);
+  } finally {
+    state.busy = false;
+  }
+});
+$("#download-zip").addEventListener("click", async () => {
+  try {
+    const name = (state.label || "table").replace(/^.*[:/]\s*/, "") || "table";
+    const bytes = await state.table.exportZip(name);
+    const a = el("a", { href: URL.createObjectURL(new Blob([bytes], { type: "application/zip" })), download: `${name}.zip` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  } catch (e) { fail(e); }
+});
+$("#new-table").addEventListener("click", () => { $("#create").hidden = !$("#create").hidden; });
+if (navigator.storage && navigator.storage.getDirectory) $("#create-opfs-label").hidden = false;
+$("#create").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const schema = $("#create-schema").value;
+  const name = $("#create-name").value.trim() || "my_table";
+  const where = document.querySelector("input[name=create-where]:checked").value;
+  if (where === "opfs") {
+    open(async () => {
+      const root = await navigator.storage.getDirectory();
+      const dir = await (await root.getDirectoryHandle("tables", { create: true })).getDirectoryHandle(name, { create: true });
+      // An existing table there is opened as it is.
+      try { return await Table.openDirectory(dir, "", progress); } catch { return Table.create(schema, progress, dir); }
+    }, `private storage: ${name}`).then(() => { if (state.table) switchTab("write"); });
+  } else {
+    open(() => Table.create(schema, progress), `memory: ${name}`).then(() => { if (state.table) switchTab("write"); });
+  }
+  $("#create").hidden = true;
+});
 
 $("#tabs").addEventListener("click", (e) => { if (e.target.dataset.tab) switchTab(e.target.dataset.tab); });
 $("#travel").addEventListener("change", () => refresh().catch(fail));

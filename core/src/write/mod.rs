@@ -13,6 +13,7 @@ pub mod deletion_vectors;
 pub mod dynamic_bucket;
 pub mod encode;
 pub mod ids;
+pub mod job;
 pub mod kv_file;
 pub mod managed_blob;
 pub mod postpone;

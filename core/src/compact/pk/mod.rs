@@ -47,4 +47,6 @@ pub use planner::{
     plan_summary,
 };
 pub use strategy::{CompactStrategy, CompactUnit, EarlyFullCompaction, UniversalCompaction};
-pub use task::{PkCompactContext, PkCompactStats, compact_task_machine, is_pure_upgrade};
+pub use task::{
+    PkCompactContext, PkCompactStats, compact_task_machine, is_pure_upgrade, run_compact_task,
+};

@@ -122,18 +122,32 @@ pub fn compact_task_machine(
     task: PkCompactTask,
 ) -> Machine<(CommitMessage, PkCompactStats)> {
     Machine::once("PkCompactTask", move |io| async move {
-        let mut run = TaskRun::try_new(&ctx, &task)?;
-        match run.execute(&io).await {
-            Ok(out) => Ok(out),
-            Err(e) => {
-                for path in &run.written {
-                    // Best effort: the error at hand is the one to report.
-                    let _ = io.delete(path).await;
-                }
-                Err(e)
-            }
-        }
+        run_compact_task(&io, &ctx, &task).await
     })
+}
+
+/// Run `task` within an operation that has its own [`Io`] (several tasks awaited together
+/// share the IO rounds): its [`CommitMessage`] (the `compact_increment`) and statistics. On
+/// an error the files the task wrote are deleted (best effort) before it is returned.
+///
+/// # Errors
+/// As [`compact_task_machine`].
+pub async fn run_compact_task<T: Send + 'static>(
+    io: &Io<T>,
+    ctx: &PkCompactContext,
+    task: &PkCompactTask,
+) -> Result<(CommitMessage, PkCompactStats)> {
+    let mut run = TaskRun::try_new(ctx, task)?;
+    match run.execute(io).await {
+        Ok(out) => Ok(out),
+        Err(e) => {
+            for path in &run.written {
+                // Best effort: the error at hand is the one to report.
+                let _ = io.delete(path).await;
+            }
+            Err(e)
+        }
+    }
 }
 
 /// A file with its decoded min and max keys.

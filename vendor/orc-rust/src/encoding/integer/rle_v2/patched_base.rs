@@ -205,7 +205,9 @@ fn derive_patches(
             max_gap = max_gap.max(gap);
             gap
         };
-        let patch = patch_bits | (gap << patch_bits_width) as u64;
+        // paimon-kernel patch: shift as u64 (`gap` is a usize, 32 bits on wasm32, where the
+        // shift by up to 56 bits overflowed: a panic in debug builds, a wrong patch in release).
+        let patch = patch_bits | ((gap as u64) << patch_bits_width);
         patches.push(patch as i64);
 
         last_patch_index = idx;

@@ -1,0 +1,154 @@
+//! The one-shot jobs over an in-memory store: snapshots and levels after writes and a full
+//! compaction, and nothing left behind by a failed job.
+
+use bytes::Bytes;
+
+use super::*;
+use crate::io::{IoAnswer, IoErrorKind, IoOp, Machine, MemoryStore, Step, Work};
+use crate::scan::snapshot_resolver::list_snapshots;
+use crate::write::create::{create_table_machine, new_table_schema};
+
+const SCHEMA: &str = r#"{"fields": [{"name": "k", "type": "INT"}, {"name": "v", "type": "STRING"}],
+    "primaryKeys": ["k"], "options": {"bucket": "1", "deletion-vectors.enabled": "true"}}"#;
+
+fn settings(n: u64) -> JobSettings {
+    JobSettings {
+        commit_user: format!("user-{n}"),
+        time_millis: 1_767_225_600_000 + n as i64,
+        seed: n,
+    }
+}
+
+fn csv(text: &str) -> RowInput {
+    RowInput {
+        name: "rows.csv".into(),
+        bytes: Bytes::copy_from_slice(text.as_bytes()),
+        format: InputFormat::Csv,
+    }
+}
+
+fn table() -> MemoryStore {
+    let mut store = MemoryStore::new();
+    let schema = new_table_schema(SCHEMA.as_bytes(), 0).unwrap();
+    store.run(create_table_machine(schema)).unwrap();
+    store
+}
+
+fn write(store: &mut MemoryStore, input: RowInput, n: u64) -> Result<WriteJobOutcome> {
+    let m = Machine::once("write", move |io| async move {
+        write_input_job(&io, &input, &WriteMode::Append, &settings(n)).await
+    });
+    store.run(m).map(|mut v| v.remove(0))
+}
+
+fn kinds(store: &mut MemoryStore) -> Vec<String> {
+    let m = Machine::once("snapshots", |io| async move { list_snapshots(&io).await });
+    let snapshots = store.run(m).unwrap().remove(0);
+    snapshots
+        .iter()
+        .map(|s| format!("{:?}", s.commit_kind))
+        .collect()
+}
+
+#[test]
+fn lookup_writes_compact_level0_and_a_full_compaction_leaves_one_run() {
+    let mut store = table();
+    let first = write(&mut store, csv("k,v\n1,a\n2,b\n3,c\n"), 1).unwrap();
+    assert_eq!(first.rows, 3);
+    assert_eq!(first.commit.snapshot_ids, vec![1, 2]);
+    let second = write(&mut store, csv("k,v,_ROW_KIND\n2,b2,+I\n3,,-D\n"), 2).unwrap();
+    assert_eq!(second.commit.snapshot_ids, vec![3, 4]);
+    assert_eq!(
+        kinds(&mut store),
+        ["Append", "Compact", "Append", "Compact"]
+    );
+    let m = Machine::once("compact", |io| async move {
+        compact_job(&io, true, &settings(3)).await
+    });
+    let c = store.run(m).unwrap().remove(0);
+    assert_eq!(c.base_snapshot, Some(4));
+    assert_eq!(c.tasks, 1);
+    assert_eq!(c.commit.snapshot_ids, vec![5]);
+    let m = Machine::once("files", |io| async move {
+        let schema = latest_schema(&io).await?;
+        read_latest_live_files(&io, &schema).await
+    });
+    let files = store.run(m).unwrap().remove(0).unwrap();
+    // One file at the max level holding the two live rows (1 and 2).
+    assert_eq!(files.entries.len(), 1);
+    assert_eq!(files.entries[0].file.level, 5);
+    assert_eq!(files.entries[0].file.row_count, 2);
+}
+
+#[test]
+fn a_bad_row_writes_nothing() {
+    let mut store = table();
+    write(&mut store, csv("k,v\n1,a\n"), 1).unwrap();
+    let before: Vec<String> = store.objects.keys().cloned().collect();
+    let e = write(&mut store, csv("k,v\n2,b\nx,c\n"), 2).unwrap_err();
+    assert!(e.to_string().contains("rows.csv, line 3"), "{e}");
+    let after: Vec<String> = store.objects.keys().cloned().collect();
+    assert_eq!(after, before);
+}
+
+/// Run `machine` over `store`, every `Put` of a path starting with `fail` refused.
+fn run_failing_puts<T: Send + 'static>(
+    store: &mut MemoryStore,
+    fail: &str,
+    mut machine: Machine<T>,
+) -> crate::Result<Vec<T>> {
+    let mut out = Vec::new();
+    loop {
+        match machine.step()? {
+            Step::NeedIo(round) => {
+                for req in round {
+                    let answer = match &req.op {
+                        IoOp::Put { path, .. } if path.starts_with(fail) => IoAnswer::Error {
+                            kind: IoErrorKind::Other,
+                            detail: "injected".into(),
+                        },
+                        op => store.answer(op),
+                    };
+                    machine.provide(req.id, answer)?;
+                }
+            }
+            Step::Emit(item) => out.push(item),
+            Step::Work(items) => items.into_iter().for_each(Work::run),
+            Step::Wait => {}
+            Step::Done => return Ok(out),
+        }
+    }
+}
+
+#[test]
+fn a_failed_commit_leaves_no_snapshot_and_no_file() {
+    let mut store = table();
+    write(&mut store, csv("k,v\n1,a\n"), 1).unwrap();
+    let before: Vec<String> = store.objects.keys().cloned().collect();
+    let input = csv("k,v\n1,b\n4,d\n");
+    let m = Machine::once("write", move |io| async move {
+        write_input_job(&io, &input, &WriteMode::Append, &settings(2)).await
+    });
+    // The commit cannot write its manifest lists: the data files, the level-0 compaction's
+    // outputs and index file and the commit's manifests must all be gone.
+    let e = run_failing_puts(&mut store, "manifest/manifest-list-", m).unwrap_err();
+    assert!(e.to_string().contains("injected"), "{e}");
+    let after: Vec<String> = store.objects.keys().cloned().collect();
+    assert_eq!(after, before);
+}
+
+#[test]
+fn append_and_postpone_tables_are_not_compacted_by_the_job() {
+    let mut store = MemoryStore::new();
+    let schema = new_table_schema(
+        br#"{"fields": [{"name": "a", "type": "INT"}], "options": {"bucket": "-1"}}"#,
+        0,
+    )
+    .unwrap();
+    store.run(create_table_machine(schema)).unwrap();
+    let m = Machine::once("compact", |io| async move {
+        compact_job(&io, true, &settings(1)).await
+    });
+    let e = store.run(m).unwrap_err();
+    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+}
