@@ -225,7 +225,7 @@ pub async fn timeline<T>(io: &Io<T>, q: &ViewQuery) -> Result<Value> {
 pub async fn managed_blobs<T>(io: &Io<T>, q: &ViewQuery) -> Result<Value> {
     let (_, schema, entries, _) = snapshot_files(io, q).await?;
     to_value(
-        inspect::managed_blobs(&schema, &entries)?,
+        inspect::read_managed_blobs(io, &schema, &entries).await?,
         "managed blobs view",
     )
 }
@@ -448,7 +448,11 @@ export interface TimelineView {
   detachedTags: [string, number][]; fileCounts: boolean; liveBytes: string; tagsListed: boolean;
 }
 export interface ManagedBlobsView {
-  files: { partition: string; bucket: number; dataFile: string; blobrefs: string[] }[];
+  /** Data files with .blobref sidecars, with the packs their sidecars reference. */
+  files: { partition: string; bucket: number; dataFile: string; blobrefs: string[]; packs: string[] }[];
+  /** Every referenced pack: where it was looked for, its size (null: not there), its files. */
+  packs: { partition: string; bucket: number; pack: string; storageRoot: string; path: string;
+    sizeBytes: number | null; referencedBy: string[] }[];
   note: string;
 }
 "#;
@@ -540,8 +544,8 @@ export interface ManagedBlobsView {
             })
         }
 
-        /// Data files of the queried snapshot with `.blobref` sidecars ("no managed-blob
-        /// packs" when there are none).
+        /// Data files of the queried snapshot with `.blobref` sidecars and the packs those
+        /// reference (the sidecars are read; "no managed-blob packs" when there are none).
         #[wasm_bindgen(js_name = managedBlobs, unchecked_return_type = "Promise<ManagedBlobsView>")]
         pub fn managed_blobs(
             &self,

@@ -50,6 +50,9 @@ export interface JobOptions {
   timeMillis?: number;
   /** Seed of new file names (default: random). */
   seed?: number;
+  /** The URI the table will be read at (e.g. "file:///warehouse/db.db/t"): managed BLOB
+   * descriptors name their packs by full URI, so tables with managed BLOB columns need it. */
+  tableUri?: string;
 }
 export interface WriteOptions extends JobOptions {
   /** "csv" | "jsonl" | "parquet" | "arrow" (default: from `name`'s extension). */
@@ -84,6 +87,7 @@ struct JobQuery {
     partition: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
     full: bool,
+    table_uri: Option<String>,
 }
 
 fn job_query(v: &JsValue) -> Result<JobQuery, JsValue> {
@@ -115,6 +119,7 @@ impl JobQuery {
                 .time_millis
                 .unwrap_or_else(|| js_sys::Date::now() as i64),
             seed,
+            table_uri: self.table_uri.clone(),
         }
     }
 }

@@ -146,10 +146,18 @@ async function showFiles() {
       el("table", {}, el("tbody", {}, r.indexFiles.map((i) => el("tr", {}, el("td", {}, i.indexType), el("td", {}, i.fileName), el("td", {}, `partition ${i.partition} bucket ${i.bucket}`),
         el("td", { class: "num" }, fmtBytes(i.fileSize)), el("td", { class: "num" }, i.rowCount)))))) : "",
     el("h3", {}, "Managed BLOBs"), el("p", { id: "managed-blobs", class: "note" }, "…"));
-  // What Table.managedBlobs() says, from the files already read (no second manifest read).
-  const withRefs = r.files.map((f) => [f, f.extraFiles.filter((x) => x.endsWith(".blobref"))]).filter(([, refs]) => refs.length);
-  $("#managed-blobs").replaceChildren(withRefs.length ? "data files with .blobref sidecars (the packs they reference are not decoded here yet):" : "no managed-blob packs",
-    ...withRefs.map(([f, refs]) => el("div", {}, `${f.fileName} (partition ${f.partition}, bucket ${f.bucket}): ${refs.join(", ")}`)));
+  // Only tables whose files list .blobref sidecars read them (Table.managedBlobs()).
+  if (!r.files.some((f) => f.extraFiles.some((x) => x.endsWith(".blobref")))) {
+    $("#managed-blobs").replaceChildren("no managed-blob packs");
+    return;
+  }
+  const mb = await state.table.managedBlobs(travelQuery());
+  state.managedBlobs = mb;
+  $("#managed-blobs").replaceChildren(mb.note,
+    el("table", { id: "packs" }, el("thead", {}, el("tr", {}, ["partition", "bucket", "pack", "size", "referenced by"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, mb.packs.map((p) => el("tr", {}, el("td", {}, p.partition), el("td", { class: "num" }, p.bucket),
+        el("td", { title: `${p.storageRoot}/${p.pack}` }, p.pack), el("td", { class: "num" }, p.sizeBytes === null ? "missing" : fmtBytes(p.sizeBytes)),
+        el("td", {}, p.referencedBy.map((f) => el("div", {}, f))))))));
 }
 
 function blobColumns() {
@@ -359,7 +367,8 @@ async function writeFile(file) {
   try {
     status(`writing ${file.name}…`);
     const bytes = new Uint8Array(await file.arrayBuffer());
-    const r = await state.table.write(bytes, { name: file.name, overwrite: $("#write-overwrite").checked });
+    const uri = $("#write-uri").value.trim();
+    const r = await state.table.write(bytes, { name: file.name, overwrite: $("#write-overwrite").checked, ...(uri ? { tableUri: uri } : {}) });
     state.writes.push({ file: file.name, ...r });
     const what = `${file.name}: ${r.rows} rows in ${r.dataFiles} data file(s), snapshot ${r.commit.snapshotIds.join(", ") || "none (nothing to commit)"}` +
       (r.commit.maintenanceWarning ? ` (maintenance after the commit failed: ${r.commit.maintenanceWarning})` : "");

@@ -14,7 +14,8 @@
 //!   first, and which file supplies each column.
 //! * [`timeline`](timeline::timeline): one point per snapshot (time, kind, record counts,
 //!   live and changed file counts from the manifest lists, tags).
-//! * [`managed_blobs`]: data files that list `.blobref` sidecars.
+//! * [`managed_blobs`]: data files that list `.blobref` sidecars; [`read_managed_blobs`]
+//!   also reads the sidecars: the packs each file references and the files of each pack.
 //!
 //! Every view is a serde value with camelCase keys (what the JS API hands out); 64-bit
 //! integers are plain numbers here (the wasm host turns unsafe ones into strings).
@@ -46,7 +47,7 @@ use crate::spec::index_manifest::DELETION_VECTORS_INDEX;
 use crate::spec::partition::render_partition;
 use crate::spec::{BinaryRow, DataField, FileKind, IndexManifestEntry, TableSchema};
 
-pub use blobs::{ManagedBlobsView, managed_blobs};
+pub use blobs::{BlobRefFile, ManagedBlobsView, PackUse, managed_blobs, read_managed_blobs};
 pub use compaction::{CompactionPreview, PreviewTask, compaction_preview};
 pub use field_groups::{FieldGroupsView, field_groups};
 pub use levels::{LevelsView, levels};

@@ -74,6 +74,11 @@ pub struct JobSettings {
     pub time_millis: i64,
     /// Seed of the names of new files (data, manifests, changelog, index).
     pub seed: u64,
+    /// The table's root URI as readers will reach it (`file:///warehouse/db.db/t`,
+    /// `s3://bucket/t`): managed BLOB descriptors name their packs by full URI, so writes to
+    /// tables with managed BLOB columns need it (they fail naming it otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_uri: Option<String>,
 }
 
 /// How [`write_job`] commits.
@@ -391,6 +396,9 @@ async fn write_job_inner<T: Send + 'static>(
         },
     )?
     .with_commit_user(&settings.commit_user)?;
+    if let Some(uri) = &settings.table_uri {
+        writer = writer.with_table_uri(uri);
+    }
     if let Some((keys, _)) = writer.cross_partition_columns() {
         return Err(Error::unsupported(format!(
             "cross-partition updates (primary key {} without every partition key) in a \

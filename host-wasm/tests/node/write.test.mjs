@@ -266,3 +266,39 @@ test("wasm write: every corpus table written again in wasm (its rows as Arrow IP
   assert.deepEqual(failures, []);
   assert.ok(passed >= 35, `${passed} passed`);
 });
+
+test("wasm write: managed BLOBs of a primary-key table; managedBlobs() reads the .blobref sidecars", async () => {
+  const warehouse = mkdtempSync(join(tmpdir(), "wasm-mb-"));
+  try {
+    const dir = join(warehouse, "mb");
+    const tableUri = `file://${dir}`;
+    const t = await Table.create(JSON.stringify({ fields: [{ name: "k", type: "INT" }, { name: "b", type: "BLOB" }],
+      primaryKeys: ["k"], options: { bucket: "2" } }));
+    const rows = Array.from({ length: 20 }, (_, k) => ({ k, b: Buffer.from(`payload-${k}`).toString("hex") }));
+    await assert.rejects(t.write(jsonl(rows), job({ format: "jsonl" })), /URI/);
+    await t.write(jsonl(rows), job({ format: "jsonl", tableUri }));
+    await t.write(jsonl([{ k: 3, b: "0102" }, { k: 4, b: null }]), job({ format: "jsonl", tableUri }));
+    const v = await t.managedBlobs({});
+    const files = await t.files({});
+    const stored = t.exportFiles();
+    // Every data file has a sidecar; every pack referenced is in the table with its size; the
+    // files each pack lists reference it, and every file's packs are listed.
+    assert.equal(v.files.length, files.files.length, JSON.stringify(v));
+    assert.ok(v.packs.length >= 2, JSON.stringify(v.packs));
+    for (const p of v.packs) {
+      assert.equal(p.sizeBytes, stored.get(p.path).length, p.path);
+      assert.ok(p.pack.endsWith(".managed.blob") && p.storageRoot.startsWith(`file:${dir}`), JSON.stringify(p));
+      for (const f of p.referencedBy) assert.ok(v.files.find((x) => x.dataFile === f).packs.includes(p.pack));
+    }
+    for (const f of v.files) for (const pack of f.packs) assert.ok(v.packs.some((p) => p.pack === pack && p.referencedBy.includes(f.dataFile)));
+    // The same counts from the CLI's collect-packs (dry run) over the exported table.
+    exportTo(t, dir);
+    const report = JSON.parse(execFileSync(bin, ["--json", "collect-packs", dir, "--older-than", "0 s", "--dry-run"], { encoding: "utf8" }));
+    assert.equal(report.referenced, v.packs.length, JSON.stringify(report));
+    const want = rows.map((r) => ({ ...r })).filter((r) => r.k !== 3 && r.k !== 4).concat([{ k: 3, b: "0102" }, { k: 4, b: null }]);
+    const got = cliRows(dir);
+    assert.deepEqual(canon(got), canon(want));
+  } finally {
+    rmSync(warehouse, { recursive: true, force: true });
+  }
+});

@@ -16,6 +16,7 @@ fn settings(n: u64) -> JobSettings {
         commit_user: format!("user-{n}"),
         time_millis: 1_767_225_600_000 + n as i64,
         seed: n,
+        table_uri: None,
     }
 }
 
