@@ -16,6 +16,7 @@ const targetDir = process.env.CARGO_TARGET_DIR || join(repo, "target");
 const bin = process.env.PAIMON_KERNEL_BIN || join(targetDir, "debug", "paimon-kernel");
 const artifacts = process.env.PAIMON_TEST_ARTIFACTS || join(repo, "host-wasm", "test-artifacts");
 const python = join(process.env.PAIMON_VENV || join(homedir(), ".cache", "paimon-kernel", "venv"), "bin", "python");
+const javaRead = "/work/java-check/read";
 let server, base, context, userDataDir;
 
 before(async () => {
@@ -135,6 +136,11 @@ async function scenario(where, tableName) {
     const out = execFileSync(bin, ["scan", tableDir, "--format", "jsonl"], { encoding: "utf8" });
     const rows = out.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
     assert.deepEqual(canon(rows), canon([...model.values()]));
+    if (existsSync(javaRead)) {
+      // Java Paimon 1.4.2 (a machine-local reader; CI machines do not have it).
+      const out = execFileSync(javaRead, [tableDir], { encoding: "utf8" });
+      assert.deepEqual(canon(out.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l))), canon([...model.values()]), "Java read");
+    }
     if (existsSync(python)) {
       writeFileSync(join(dir, "wh", `${tableName}.expected.json`), JSON.stringify({ table: tableName, database: "corpus", rows: [...model.values()] }));
       const py = execFileSync(python, [join(repo, "conformance", "pypaimon_read_back.py"), join(dir, "wh")], { encoding: "utf8" });
