@@ -239,6 +239,13 @@ fn serialize_schema(schema: &SchemaRef) -> Vec<proto::Type> {
                 kind: Some(proto::r#type::Kind::Date.into()),
                 ..Default::default()
             },
+            // paimon-kernel patch: DECIMAL.
+            ArrowDataType::Decimal128(precision, scale) => proto::Type {
+                kind: Some(proto::r#type::Kind::Decimal.into()),
+                precision: Some(u32::from(*precision)),
+                scale: Some(u32::try_from(*scale).unwrap_or(0)),
+                ..Default::default()
+            },
             ArrowDataType::Timestamp(_, None) => proto::Type {
                 kind: Some(proto::r#type::Kind::Timestamp.into()),
                 ..Default::default()

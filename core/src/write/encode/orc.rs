@@ -1,10 +1,11 @@
 //! ORC data files, written with orc-rust's Arrow writer and given Java's schema details.
 //!
 //! orc-rust 0.9 writes flat files of primitive columns only, so this encoder supports exactly
-//! those Paimon types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, CHAR, VARCHAR,
-//! STRING, BINARY/VARBINARY, DATE, TIME (as `int` millis of day, like Java), TIMESTAMP
-//! (`timestamp`, writer time zone UTC) and TIMESTAMP_LTZ (`timestamp with local time zone`).
-//! DECIMAL, ARRAY, MAP, MULTISET, ROW, VECTOR, VARIANT and BLOB are
+//! those Paimon types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL (the
+//! vendored orc-rust's DECIMAL writer: unscaled varints and a scale stream, as Java's
+//! `DecimalTreeWriter`), CHAR, VARCHAR, STRING, BINARY/VARBINARY, DATE, TIME (as `int` millis of
+//! day, like Java), TIMESTAMP (`timestamp`, writer time zone UTC) and TIMESTAMP_LTZ (`timestamp
+//! with local time zone`). ARRAY, MAP, MULTISET, ROW, VECTOR, VARIANT and BLOB are
 //! [`Error::Unsupported`].
 //!
 //! Values as Java's ORC writer stores them: CHAR(n) right-padded with spaces to n characters
@@ -200,6 +201,7 @@ impl OrcEncoder {
                     | TypeKind::VarChar { .. }
                     | TypeKind::Binary { .. }
                     | TypeKind::VarBinary { .. }
+                    | TypeKind::Decimal { .. }
                     | TypeKind::Date
                     | TypeKind::Time { .. }
                     | TypeKind::Timestamp { .. }

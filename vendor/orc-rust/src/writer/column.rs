@@ -20,9 +20,9 @@ use std::marker::PhantomData;
 use arrow::{
     array::{Array, ArrayRef, AsArray},
     datatypes::{
-        ArrowPrimitiveType, ArrowTimestampType, ByteArrayType, Date32Type, Float32Type,
-        Float64Type, GenericBinaryType, GenericStringType, Int16Type, Int32Type, Int64Type,
-        Int8Type,
+        ArrowPrimitiveType, ArrowTimestampType, ByteArrayType, Date32Type, Decimal128Type,
+        Float32Type, Float64Type, GenericBinaryType, GenericStringType, Int16Type, Int32Type,
+        Int64Type, Int8Type,
     },
 };
 use bytes::{BufMut, BytesMut};
@@ -32,7 +32,9 @@ use crate::{
         boolean::BooleanEncoder,
         byte::ByteRleEncoder,
         float::FloatEncoder,
-        integer::{rle_v2::RleV2Encoder, NInt, SignedEncoding, UnsignedEncoding},
+        integer::{
+            rle_v2::RleV2Encoder, write_varint_zigzagged, NInt, SignedEncoding, UnsignedEncoding,
+        },
         timestamp::TimestampEncoder,
         PrimitiveValueEncoder,
     },
@@ -478,6 +480,102 @@ where
             }
             None => vec![data, length],
         }
+    }
+}
+
+// paimon-kernel patch: DECIMAL columns (orc-rust 0.9 writes none). As Java's
+// `DecimalTreeWriter` with DIRECT_V2: the DATA stream holds each value's unscaled integer as an
+// unbounded zigzag base-128 varint, the SECONDARY stream its scale (RLE v2, signed), both for
+// the non-null values only; PRESENT as for the other columns.
+/// Encoder of Arrow `Decimal128(precision, scale)` columns as ORC `decimal(precision, scale)`.
+pub struct DecimalColumnEncoder {
+    data: BytesMut,
+    scales: RleV2Encoder<i32, SignedEncoding>,
+    scale: i32,
+    present: Option<BooleanEncoder>,
+    encoded_count: usize,
+}
+
+impl DecimalColumnEncoder {
+    pub fn new(scale: i8) -> Self {
+        Self {
+            data: BytesMut::new(),
+            scales: RleV2Encoder::new(),
+            scale: i32::from(scale),
+            present: None,
+            encoded_count: 0,
+        }
+    }
+}
+
+impl EstimateMemory for DecimalColumnEncoder {
+    fn estimate_memory_size(&self) -> usize {
+        self.data.len()
+            + self.scales.estimate_memory_size()
+            + self
+                .present
+                .as_ref()
+                .map(|p| p.estimate_memory_size())
+                .unwrap_or(0)
+    }
+}
+
+impl ColumnStripeEncoder for DecimalColumnEncoder {
+    fn encode_array(&mut self, array: &ArrayRef) -> Result<()> {
+        let array = array.as_primitive::<Decimal128Type>();
+        let mut write = |v: i128| {
+            write_varint_zigzagged::<i128, SignedEncoding>(&mut self.data, v);
+            self.scales.write_one(self.scale);
+        };
+        match array.nulls() {
+            Some(nulls) => {
+                for index in nulls.valid_indices() {
+                    write(array.value(index));
+                }
+                let encoded_count = self.encoded_count;
+                let present = self.present.get_or_insert_with(|| {
+                    let mut present = BooleanEncoder::new();
+                    present.extend_present(encoded_count);
+                    present
+                });
+                present.extend(nulls);
+            }
+            None => {
+                for &v in array.values().iter() {
+                    write(v);
+                }
+                if let Some(present) = self.present.as_mut() {
+                    present.extend_present(array.len());
+                }
+            }
+        }
+        self.encoded_count += array.len() - array.null_count();
+        Ok(())
+    }
+
+    fn column_encoding(&self) -> ColumnEncoding {
+        ColumnEncoding::DirectV2
+    }
+
+    fn finish(&mut self) -> Vec<Stream> {
+        let mut streams = vec![
+            Stream {
+                kind: StreamType::Data,
+                bytes: std::mem::take(&mut self.data).freeze(),
+            },
+            Stream {
+                kind: StreamType::Secondary,
+                bytes: self.scales.take_inner(),
+            },
+        ];
+        self.encoded_count = 0;
+        if let Some(present) = self.present.as_mut() {
+            streams.push(Stream {
+                kind: StreamType::Present,
+                bytes: present.finish(),
+            });
+        }
+        streams
     }
 }
 

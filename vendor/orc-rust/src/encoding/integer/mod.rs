@@ -42,6 +42,8 @@ mod util;
 
 // TODO: consider having a separate varint.rs
 pub use util::read_varint_zigzagged;
+// paimon-kernel patch: the writer's DECIMAL encoder needs it.
+pub use util::write_varint_zigzagged;
 
 #[derive(Debug, Clone, Copy)]
 pub enum RleVersion {
