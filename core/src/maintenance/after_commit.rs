@@ -11,8 +11,10 @@
 //! and, with a decoupled changelog lifecycle, the changelog expire
 //! (`changelog.num-retained.*`, `changelog.time-retained`). `tag.automatic-creation` =
 //! `batch` (Java: at the end of a Flink batch job) tags the latest snapshot last. Nothing runs
-//! with `write-only` = true. Consumer expiry (`consumer.expiration-time`) is not run: a table
-//! setting it is refused by [`MaintainPlan::from_options`] (unsupported).
+//! with `write-only` = true. With `consumer.expiration-time`, consumers whose file was last
+//! modified before now minus that duration are deleted before the snapshot expire (Java's
+//! `ConsumerManager.expire`, "expire consumer first to avoid preventing snapshot
+//! expiration"); a consumer whose store gives no modification time is kept.
 //!
 //! Source: Java `org.apache.paimon.table.sink.TableCommitImpl.maintain`,
 //! `AbstractFileStoreTable.newCommit` / `newExpireRunnable`, `TagAutoManager`.
@@ -26,6 +28,7 @@ use crate::maintenance::auto_tag::{
     AutoTagOutcome, TagAutoConfig, TagCreationMode, bool_option, create_auto_tags,
     expire_tags_by_time,
 };
+use crate::maintenance::duration::parse_duration_millis;
 use crate::maintenance::expire::{
     ChangelogExpireConfig, ChangelogRetention, ExpireConfig, ExpireOutcome, expire_with_changelogs,
 };
@@ -47,6 +50,9 @@ pub struct MaintainPlan {
     /// [`PartitionExpireConfig::runs_after_commit`] holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_expire: Option<PartitionExpireConfig>,
+    /// `consumer.expiration-time` in milliseconds: consumers idle longer are deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_expire_millis: Option<i64>,
 }
 
 impl MaintainPlan {
@@ -55,21 +61,20 @@ impl MaintainPlan {
     ///
     /// # Errors
     /// [`Error::Invalid`] for a malformed option (including the `partition.*` expiration
-    /// options, even when partition expiry does not run after commits);
-    /// [`Error::Unsupported`] for `consumer.expiration-time` (not run by this crate), for a
-    /// region time-zone id and for `partition.timestamp-formatter` letters this crate does
-    /// not parse.
+    /// options, even when partition expiry does not run after commits, and
+    /// `consumer.expiration-time`); [`Error::Unsupported`] for a region time-zone id and for
+    /// `partition.timestamp-formatter` letters this crate does not parse.
     pub fn from_options(options: &CoreOptions) -> Result<Option<Self>> {
         if bool_option(options, &["write-only", "write.compaction-skip"], false)? {
             return Ok(None);
         }
         let key = "consumer.expiration-time";
-        if options.get(key).is_some() {
-            return Err(Error::unsupported(format!(
-                "option {key}: expiring after a commit is not supported (set write-only = \
-                 true and expire with another engine)"
-            )));
-        }
+        let consumer_expire_millis = options
+            .get(key)
+            .map(|v| {
+                parse_duration_millis(v).map_err(|e| Error::invalid(format!("option {key}: {e}")))
+            })
+            .transpose()?;
         let partition_expire =
             PartitionExpireConfig::from_options(options)?.filter(|c| c.runs_after_commit());
         let expire = ExpireConfig::from_options(options)?;
@@ -80,6 +85,7 @@ impl MaintainPlan {
             tag_auto: TagAutoConfig::from_options(options)?,
             tag_time_expire: bool_option(options, &["tag.time-expire-enabled"], true)?,
             partition_expire,
+            consumer_expire_millis,
         }))
     }
 }
@@ -94,6 +100,9 @@ pub struct MaintainOutcome {
     /// Partitions dropped by partition expiry (Java's order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expired_partitions: Vec<ExpiredPartition>,
+    /// Consumers deleted by `consumer.expiration-time` (their ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expired_consumers: Vec<String>,
     /// The snapshot (and changelog) expire.
     pub expire: ExpireOutcome,
 }
@@ -137,6 +146,9 @@ pub async fn maintain<T>(
             .await?
             .partitions;
     }
+    if let Some(millis) = plan.consumer_expire_millis {
+        outcome.expired_consumers = expire_consumers(io, now_millis.saturating_sub(millis)).await?;
+    }
     outcome.expire =
         expire_with_changelogs(io, &plan.expire, plan.changelog.as_ref(), now_millis).await?;
     if let Some(config) = plan
@@ -149,6 +161,37 @@ pub async fn maintain<T>(
         outcome.auto_tags.deleted.extend(batch.deleted);
     }
     Ok(outcome)
+}
+
+/// Delete the consumers (`consumer/consumer-<id>`) whose file was last modified before
+/// `cutoff_millis` (epoch millis); returns their ids, sorted. Consumers the store reports no
+/// modification time for are kept. Source: Java `ConsumerManager.expire`.
+///
+/// # Errors
+/// [`Error::Unsupported`] when the store cannot list; a failed delete ([`Error::Io`]; a
+/// consumer already gone is fine).
+pub async fn expire_consumers<T>(io: &Io<T>, cutoff_millis: i64) -> Result<Vec<String>> {
+    let Some(objects) = io.list("consumer/").await? else {
+        return Err(Error::unsupported(
+            "expiring consumers needs a store that can list files (consumer/)",
+        ));
+    };
+    let mut expired: Vec<(String, String)> = objects
+        .into_iter()
+        .filter(|o| o.modified_millis.is_some_and(|m| m < cutoff_millis))
+        .filter_map(|o| {
+            let id = o.path.strip_prefix("consumer/consumer-")?.to_string();
+            (!id.is_empty() && !id.contains('/')).then_some((id, o.path))
+        })
+        .collect();
+    expired.sort();
+    for (_, path) in &expired {
+        match io.delete(path).await {
+            Err(e) if !e.is_not_found() => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(expired.into_iter().map(|(id, _)| id).collect())
 }
 
 #[cfg(test)]
@@ -178,9 +221,16 @@ mod tests {
                 None
             );
         }
-        let err = MaintainPlan::from_options(&options(&[("consumer.expiration-time", "1 d")]))
+        let plan = MaintainPlan::from_options(&options(&[("consumer.expiration-time", "1 d")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.consumer_expire_millis, Some(86_400_000));
+        let err = MaintainPlan::from_options(&options(&[("consumer.expiration-time", "soon")]))
             .unwrap_err();
-        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        assert!(
+            matches!(err, Error::Invalid(ref m) if m.contains("consumer.expiration-time")),
+            "{err}"
+        );
         // Partition expiry: only with a zero check interval or the end-input check.
         let plan = MaintainPlan::from_options(&options(&[("partition.expiration-time", "1 d")]))
             .unwrap()
@@ -253,5 +303,57 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(!plan.expire.consumer_changelog_only);
+    }
+
+    /// Consumers modified before the cutoff go; newer ones, and ones without a modification
+    /// time, stay.
+    #[test]
+    fn consumers_idle_past_the_cutoff_are_deleted() {
+        use crate::io::{IoAnswer, IoOp, MemoryStore, ObjectMeta, Step};
+        let mut store = MemoryStore::new();
+        for id in ["old", "new", "unknown"] {
+            store
+                .objects
+                .insert(format!("consumer/consumer-{id}"), "{}".into());
+        }
+        let modified = |path: &str| match path {
+            "consumer/consumer-old" => Some(1_000),
+            "consumer/consumer-new" => Some(5_000),
+            _ => None,
+        };
+        let mut m = Machine::once("expire consumers", |io| async move {
+            expire_consumers(&io, 2_000).await
+        });
+        let got = loop {
+            match m.step().unwrap() {
+                Step::NeedIo(round) => {
+                    for r in round {
+                        let answer = match &r.op {
+                            IoOp::List { prefix } => IoAnswer::List {
+                                objects: store
+                                    .objects
+                                    .keys()
+                                    .filter(|k| k.starts_with(prefix.as_str()))
+                                    .map(|k| ObjectMeta {
+                                        path: k.clone(),
+                                        size_bytes: 2,
+                                        modified_millis: modified(k),
+                                    })
+                                    .collect(),
+                            },
+                            op => store.answer(op),
+                        };
+                        m.provide(r.id, answer).unwrap();
+                    }
+                }
+                Step::Emit(v) => break v,
+                Step::Work(w) => w.into_iter().for_each(crate::io::Work::run),
+                Step::Wait => {}
+                Step::Done => panic!("no result"),
+            }
+        };
+        assert_eq!(got, ["old"]);
+        let left: Vec<&String> = store.objects.keys().collect();
+        assert_eq!(left, ["consumer/consumer-new", "consumer/consumer-unknown"]);
     }
 }

@@ -618,3 +618,40 @@ fn cli_warns_when_maintenance_fails() {
         "{err}"
     );
 }
+
+/// `consumer.expiration-time`: a consumer whose file was last modified before the commit's
+/// time minus the expiration is deleted before the snapshot expire (Java
+/// `ConsumerManager.expire`), so it no longer holds snapshots back; a recent consumer stays and
+/// keeps protecting its next snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_consumers_expire_before_the_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let table = new_table(
+        &dir,
+        r#", "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1",
+        "consumer.expiration-time": "1 d""#,
+    )
+    .await;
+    commit_at(&table, 0, JAN_1).await;
+    commit_at(&table, 1, JAN_1 + HOUR).await;
+    std::fs::create_dir_all(dir.join("consumer")).unwrap();
+    let consumer = |id: &str, next: i64, modified_millis: i64| {
+        let path = dir.join(format!("consumer/consumer-{id}"));
+        std::fs::write(&path, format!(r#"{{"nextSnapshot":{next}}}"#)).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(modified_millis as u64);
+        f.set_modified(t).unwrap();
+    };
+    // Idle for more than a day at the next commit (JAN_1 + 2 days) / active an hour before it.
+    consumer("idle", 1, JAN_1);
+    consumer("active", 2, JAN_1 + 2 * DAY - HOUR);
+    let outcome = commit_at(&table, 2, JAN_1 + 2 * DAY).await;
+    assert_eq!(outcome.maintenance_warning, None);
+    let done = outcome.maintenance.unwrap();
+    assert_eq!(done.expired_consumers, vec!["idle".to_string()]);
+    assert!(!dir.join("consumer/consumer-idle").exists());
+    assert!(dir.join("consumer/consumer-active").exists());
+    // Snapshot 1 went (only the idle consumer held it); the active one holds 2.
+    assert_eq!(ids(&dir, "snapshot", "snapshot-"), set(&[2, 3]));
+}
