@@ -375,41 +375,13 @@ pub(crate) async fn compact_level0_after_write(
     messages: Vec<CommitMessage>,
     ignore_previous_files: bool,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {
-    use paimon_kernel::spec::MergeEngine;
     let context = format!(
         "compacting level 0 of a write to table {}",
         table.location()
     );
     let schema = table.schema().await?;
-    let options = schema.core_options();
-    let deletion_vectors = options
-        .deletion_vectors_enabled()
+    let lookup = paimon_kernel::write::job::compacts_level0_after_write(&schema)
         .map_err(|e| Error::kernel(&context, e))?;
-    // Java's `CoreOptions#needLookup`: first-row, changelog-producer = lookup, deletion
-    // vectors, force-lookup.
-    let need_lookup = deletion_vectors
-        || options
-            .merge_engine()
-            .map_err(|e| Error::kernel(&context, e))?
-            == MergeEngine::FirstRow
-        || options
-            .changelog_producer()
-            .map_err(|e| Error::kernel(&context, e))?
-            == paimon_kernel::spec::ChangelogProducer::Lookup
-        || options
-            .get("force-lookup")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    // `write-only`: Java's writers do not compact at all (not even lookup tables).
-    let write_only = ["write-only", "write.compaction-skip"].iter().any(|k| {
-        options
-            .get(k)
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    });
-    let lookup = schema.is_primary_key_table()
-        && need_lookup
-        && !write_only
-        && options.bucket().map_err(|e| Error::kernel(&context, e))?
-            != paimon_kernel::write::postpone::POSTPONE_BUCKET;
     if !lookup
         || messages
             .iter()

@@ -26,11 +26,10 @@ use paimon_kernel::commit::{
 };
 use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, PutMode};
-use paimon_kernel::scan::planner::{INDEX_DIR, read_index_entries};
 use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_kernel::spec::{BinaryRow, DataField, IndexManifestEntry, ManifestEntry, Snapshot};
+use paimon_kernel::spec::{BinaryRow, DataField, ManifestEntry, Snapshot};
 use paimon_kernel::write::create::{create_table_machine, new_table_schema};
-use paimon_kernel::write::dynamic_bucket::{HashIndexRestore, decode_hash_index};
+use paimon_kernel::write::dynamic_bucket::HashIndexRestore;
 use paimon_kernel::write::restore::{read_partition_entries, restores_files};
 use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
 
@@ -264,30 +263,7 @@ impl Table {
         self.run(
             "HashIndexReader",
             format!("reading the hash index of snapshot {}", snapshot.id),
-            move |io| async move {
-                let entries = read_index_entries(&io, &snapshot).await?;
-                let wanted: Vec<IndexManifestEntry> = WriteRestore::hash_index_entries(&entries)
-                    .into_iter()
-                    .cloned()
-                    .collect();
-                let io = &io;
-                let hashes = futures::future::try_join_all(wanted.iter().map(|e| async move {
-                    let path = e.index_file.path_in(INDEX_DIR);
-                    let bytes = io.read(&path).await?;
-                    decode_hash_index(&bytes, &path)
-                }))
-                .await?;
-                Ok(wanted
-                    .into_iter()
-                    .zip(hashes)
-                    .map(|(e, hashes)| HashIndexRestore {
-                        partition: e.partition.to_serialized(),
-                        bucket: e.bucket,
-                        file: e.index_file,
-                        hashes,
-                    })
-                    .collect())
-            },
+            move |io| async move { paimon_kernel::write::job::read_hash_index(&io, &snapshot).await },
         )
         .await
     }
@@ -588,26 +564,7 @@ impl TableCommit {
         };
         // As Java, an overwrite commits no changelog: its changelog files (input or
         // compaction changelog) are deleted after the commit.
-        let changelog: Vec<CommitMessage> = messages
-            .iter()
-            .filter(|m| {
-                !m.data_increment.changelog_files.is_empty()
-                    || !m.compact_increment.changelog_files.is_empty()
-            })
-            .map(|m| CommitMessage {
-                partition: m.partition.clone(),
-                bucket: m.bucket,
-                total_buckets: m.total_buckets,
-                data_increment: paimon_kernel::commit::DataIncrement {
-                    changelog_files: m.data_increment.changelog_files.clone(),
-                    ..Default::default()
-                },
-                compact_increment: paimon_kernel::commit::CompactIncrement {
-                    changelog_files: m.compact_increment.changelog_files.clone(),
-                    ..Default::default()
-                },
-            })
-            .collect();
+        let changelog = paimon_kernel::write::job::changelog_only(&messages);
         let outcome = self.run(messages, mode, BATCH_COMMIT_IDENTIFIER).await?;
         if !changelog.is_empty() {
             // Best effort: an orphan changelog file is harmless.

@@ -506,8 +506,9 @@ async fn write_job_inner<T: Send + 'static>(
     Ok(outcome)
 }
 
-/// The changelog files of `messages`, as messages holding nothing else.
-fn changelog_only(messages: &[CommitMessage]) -> Vec<CommitMessage> {
+/// The changelog files of `messages`, as messages holding nothing else (what an overwrite
+/// deletes after its commit: Java commits no changelog for an overwrite).
+pub fn changelog_only(messages: &[CommitMessage]) -> Vec<CommitMessage> {
     messages
         .iter()
         .filter(|m| {
