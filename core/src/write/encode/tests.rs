@@ -116,10 +116,9 @@ fn nulls(valid: &[bool]) -> Option<NullBuffer> {
 }
 
 /// One column of every primitive type with a NULL, a negative/pre-1970 value and extremes.
-/// `orc`: no DECIMAL, and timestamps within the nanosecond range (the ORC reader decodes at
-/// nanosecond precision).
+/// `orc`: timestamps within the nanosecond range (the ORC reader decodes at nanosecond
+/// precision).
 fn primitive_case(orc: bool) -> Case {
-    let with_decimal = !orc;
     let far = if orc { 1 } else { 62_135_596_800 };
     let mut fields = vec![
         field(0, "b", "BOOLEAN"),
@@ -142,12 +141,10 @@ fn primitive_case(orc: bool) -> Case {
         field(17, "ltz3", "TIMESTAMP(3) WITH LOCAL TIME ZONE"),
         field(18, "ltz6", "TIMESTAMP(6) WITH LOCAL TIME ZONE"),
     ];
-    if with_decimal {
-        fields.push(field(19, "dec1", "DECIMAL(1, 0)"));
-        fields.push(field(20, "dec9", "DECIMAL(9, 2)"));
-        fields.push(field(21, "dec18", "DECIMAL(18, 6)"));
-        fields.push(field(22, "dec38", "DECIMAL(38, 10)"));
-    }
+    fields.push(field(19, "dec1", "DECIMAL(1, 0)"));
+    fields.push(field(20, "dec9", "DECIMAL(9, 2)"));
+    fields.push(field(21, "dec18", "DECIMAL(18, 6)"));
+    fields.push(field(22, "dec38", "DECIMAL(38, 10)"));
     let valid = [true, false, true, true];
     let mut columns: Vec<ArrayRef> = vec![
         Arc::new(BooleanArray::new(
@@ -237,24 +234,22 @@ fn primitive_case(orc: bool) -> Case {
             .with_timezone("UTC"),
         ),
     ];
-    if with_decimal {
-        let dec = |values: Vec<i128>, p: u8, s: i8| -> ArrayRef {
-            Arc::new(
-                Decimal128Array::new(values.into(), nulls(&valid))
-                    .with_precision_and_scale(p, s)
-                    .unwrap(),
-            )
-        };
-        columns.push(dec(vec![-9, 0, 5, 9], 1, 0));
-        columns.push(dec(vec![-999_999_999, 0, 12_345, 999_999_999], 9, 2));
-        columns.push(dec(
-            vec![-999_999_999_999_999_999, 0, -1, 123_456_789_012_345_678],
-            18,
-            6,
-        ));
-        let max38 = 10i128.pow(38) - 1;
-        columns.push(dec(vec![-max38, 0, -128, max38], 38, 10));
-    }
+    let dec = |values: Vec<i128>, p: u8, s: i8| -> ArrayRef {
+        Arc::new(
+            Decimal128Array::new(values.into(), nulls(&valid))
+                .with_precision_and_scale(p, s)
+                .unwrap(),
+        )
+    };
+    columns.push(dec(vec![-9, 0, 5, 9], 1, 0));
+    columns.push(dec(vec![-999_999_999, 0, 12_345, 999_999_999], 9, 2));
+    columns.push(dec(
+        vec![-999_999_999_999_999_999, 0, -1, 123_456_789_012_345_678],
+        18,
+        6,
+    ));
+    let max38 = 10i128.pow(38) - 1;
+    columns.push(dec(vec![-max38, 0, -128, max38], 38, 10));
     Case::new(fields).batch(columns)
 }
 
@@ -840,13 +835,7 @@ fn avro_rejects_what_java_rejects() {
 
 #[test]
 fn orc_rejects_what_orc_rust_cannot_write() {
-    for sql in [
-        "DECIMAL(10, 2)",
-        "ARRAY<INT>",
-        "MAP<STRING, INT>",
-        "ROW<a INT>",
-        "VARIANT",
-    ] {
+    for sql in ["ARRAY<INT>", "MAP<STRING, INT>", "ROW<a INT>", "VARIANT"] {
         let fields = vec![field(0, "a", sql)];
         let err = DataFileEncoder::try_new(&fields, "orc", &CoreOptions::default()).unwrap_err();
         assert!(matches!(err, Error::Unsupported { .. }), "{sql}: {err}");
