@@ -35,22 +35,14 @@
 //! data-evolution row-id checks): on a conflict nothing is published and the files written
 //! are deleted.
 
-use std::collections::BTreeMap;
-
 use paimon_kernel::commit::CommitMessage;
 use paimon_kernel::compact::CompactionPlan;
-use paimon_kernel::compact::append::{
-    AppendCompactOptions as CompactSettings, AppendCompactTask, AppendDvIndex, CompactRewriter,
-    dv_index_machine, partition_json, plan_bucketed, plan_unaware, rewrite_machine,
+use paimon_kernel::compact::append::partition_json;
+use paimon_kernel::compact::append_job::{
+    AppendJobOptions, AppendJobPlan, AppendJobTasks, plan_append_job, run_append_job,
 };
-use paimon_kernel::compact::data_evolution::{
-    self, DataEvolutionCompactOptions, DataEvolutionCompactTask, write_layout,
-};
-use paimon_kernel::read::ReadContext;
-use paimon_kernel::scan::{DataSplit, DeletionFile, Plan, TableKind};
-use paimon_kernel::spec::partition::{PartitionNaming, partition_values};
-use paimon_kernel::spec::{BinaryRow, CoreOptions, DataField, FileKind, ManifestEntry};
-use paimon_kernel::write::WriteOptions;
+use paimon_kernel::write::NameSource;
+use paimon_kernel::write::job::delete_all;
 
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -102,23 +94,6 @@ pub struct AppendCompactTaskReport {
     pub rows: i64,
 }
 
-/// The tasks of one table kind.
-#[derive(Debug, Clone)]
-enum Tasks {
-    Append(Vec<AppendCompactTask>),
-    DataEvolution(Vec<DataEvolutionCompactTask>),
-}
-
-/// A plan with the scan plan it was made from.
-#[derive(Debug, Clone)]
-struct Planned {
-    scan: Plan,
-    tasks: Tasks,
-    /// Bucket directory of each (partition, bucket) of the scan.
-    bucket_paths: BTreeMap<(BinaryRow, i32), String>,
-    partition_fields: Vec<DataField>,
-}
-
 /// Plan the compaction of the table's latest snapshot (nothing is written).
 ///
 /// # Errors
@@ -133,7 +108,7 @@ pub async fn plan(table: &Table, full: bool) -> Result<CompactionPlan> {
     let context = || format!("planning the compaction of table {}", table.location());
     let mut units = Vec::new();
     match &planned.tasks {
-        Tasks::Append(tasks) => {
+        AppendJobTasks::Append(tasks) => {
             for t in tasks {
                 units.push(
                     t.summary(&planned.partition_fields)
@@ -141,7 +116,7 @@ pub async fn plan(table: &Table, full: bool) -> Result<CompactionPlan> {
                 );
             }
         }
-        Tasks::DataEvolution(tasks) => {
+        AppendJobTasks::DataEvolution(tasks) => {
             for t in tasks {
                 units.push(
                     t.summary(&planned.partition_fields)
@@ -167,10 +142,13 @@ pub async fn plan(table: &Table, full: bool) -> Result<CompactionPlan> {
 pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCompactReport> {
     let planned = prepare(table, opts).await?;
     let planned_on = planned.scan.snapshot.as_ref().map(|s| s.id);
-    let mut written: Vec<String> = Vec::new();
-    let result = execute(table, &planned, &mut written).await;
-    let (messages, tasks) = match result {
-        Ok(r) => r,
+    let (messages, written) = execute(table, &planned).await?;
+    let tasks = match messages
+        .iter()
+        .map(|m| report(&planned, m))
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(t) => t,
         Err(e) => {
             let _ = delete_paths(table.host(), written).await;
             return Err(e);
@@ -198,281 +176,48 @@ pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCom
     }
 }
 
-/// The scan plan of the latest snapshot and the compaction tasks on it.
-async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<Planned> {
-    let context = || format!("planning the compaction of table {}", table.location());
-    let scan = table.scan().plan().await?;
-    let options = CoreOptions::new(scan.options.clone());
-    let kernel = |e| Error::kernel(context(), e);
-    let de = options.data_evolution_enabled().map_err(kernel)?;
-    let dv_enabled = options.deletion_vectors_enabled().map_err(kernel)?;
-    match scan.table_kind {
-        TableKind::PrimaryKey => {
-            return Err(kernel(paimon_kernel::Error::unsupported(
-                "append compaction of a primary-key table (use primary-key compaction)",
-            )));
-        }
-        TableKind::Append if options.row_tracking_enabled().map_err(kernel)? => {
-            return Err(kernel(paimon_kernel::Error::unsupported(
-                "compacting a row-tracking table without data evolution (its rewritten files \
-                 must store _ROW_ID and _SEQUENCE_NUMBER)",
-            )));
-        }
-        _ => {}
-    }
-    let partition_fields: Vec<DataField> = scan
-        .schema
-        .partition_keys
-        .iter()
-        .map(|k| {
-            scan.schema.field(k).cloned().ok_or_else(|| {
-                kernel(paimon_kernel::Error::invalid(format!(
-                    "partition key '{k}' is not a column"
-                )))
-            })
-        })
-        .collect::<Result<_>>()?;
-    if let Some(filter) = &opts.partition
-        && let Some((k, _)) = filter
-            .iter()
-            .find(|(k, _)| !scan.schema.partition_keys.contains(k))
-    {
-        return Err(kernel(paimon_kernel::Error::invalid(format!(
-            "'{k}' is not a partition key of the table (partition keys: {})",
-            scan.schema.partition_keys.join(", ")
-        ))));
-    }
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name().map_err(kernel)?,
+/// The scan plan of the latest snapshot and the compaction tasks on it
+/// ([`plan_append_job`]).
+async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<AppendJobPlan> {
+    let opts = AppendJobOptions {
+        full: opts.full,
+        partition: opts.partition.clone(),
+        bucket: opts.bucket,
     };
-    let mut entries: Vec<ManifestEntry> = Vec::new();
-    let mut bucket_paths = BTreeMap::new();
-    let mut selected: BTreeMap<(BinaryRow, i32), bool> = BTreeMap::new();
-    for split in &scan.splits {
-        let key = (split.partition.clone(), split.bucket);
-        let keep = match selected.get(&key) {
-            Some(k) => *k,
-            None => {
-                let k = opts.bucket.is_none_or(|b| b == split.bucket)
-                    && match &opts.partition {
-                        None => true,
-                        Some(filter) => {
-                            let values =
-                                partition_values(&partition_fields, &split.partition, &naming)
-                                    .map_err(kernel)?;
-                            filter
-                                .iter()
-                                .all(|(k, v)| values.iter().any(|(pk, pv)| pk == k && pv == v))
-                        }
-                    };
-                selected.insert(key.clone(), k);
-                k
-            }
-        };
-        if !keep {
-            continue;
-        }
-        // Data-evolution files with vectors are not compacted; nor are vectors of a table
-        // whose `deletion-vectors.enabled` was turned off (the planner would not see them).
-        if (de || !dv_enabled)
-            && let Some(deletions) = &split.deletion_files
-            && let Some((i, _)) = deletions.iter().enumerate().find(|(_, d)| d.is_some())
-        {
-            let name = split
-                .data_files
-                .get(i)
-                .map_or("?", |f| f.file_name.as_str());
-            let why = if de {
-                ""
-            } else {
-                " while 'deletion-vectors.enabled' is false"
-            };
-            return Err(kernel(paimon_kernel::Error::unsupported(format!(
-                "compacting data files with deletion vectors (data file {name} has one){why}"
-            ))));
-        }
-        bucket_paths
-            .entry(key)
-            .or_insert_with(|| split.bucket_path.clone());
-        for f in &split.data_files {
-            entries.push(ManifestEntry {
-                kind: FileKind::Add,
-                partition: split.partition.clone(),
-                bucket: split.bucket,
-                total_buckets: split.total_buckets.unwrap_or(-1),
-                file: f.clone(),
-            });
-        }
-    }
-    let tasks = if de {
-        let settings = DataEvolutionCompactOptions::from_options(&options).map_err(kernel)?;
-        Tasks::DataEvolution(data_evolution::plan(&entries, &settings).map_err(kernel)?)
-    } else {
-        let settings = CompactSettings::from_options(&options).map_err(kernel)?;
-        let bucketed = options.bucket().map_err(kernel)? > 0;
-        let index_entries = match &scan.snapshot {
-            Some(snapshot) if settings.deletion_vectors && snapshot.index_manifest.is_some() => {
-                let snapshot = snapshot.clone();
-                table
-                    .run(
-                        "IndexManifestReader",
-                        format!("reading the index manifest of snapshot {}", snapshot.id),
-                        move |io| async move {
-                            paimon_kernel::scan::planner::read_index_entries(&io, &snapshot).await
-                        },
-                    )
-                    .await?
-            }
-            _ => Vec::new(),
-        };
-        let dvs = AppendDvIndex::try_new(&index_entries, &options, !bucketed).map_err(kernel)?;
-        if bucketed {
-            Tasks::Append(plan_bucketed(&entries, &dvs, &settings, opts.full))
-        } else {
-            Tasks::Append(plan_unaware(&entries, &dvs, &settings))
-        }
-    };
-    Ok(Planned {
-        scan,
-        tasks,
-        bucket_paths,
-        partition_fields,
-    })
+    table
+        .run(
+            "AppendCompactPlan",
+            "planning the compaction",
+            move |io| async move { plan_append_job(&io, &opts).await },
+        )
+        .await
 }
 
-/// One task to read and rewrite.
-struct Job<'a> {
-    partition: &'a BinaryRow,
-    bucket: i32,
-    total_buckets: Option<i32>,
-    files: &'a [paimon_kernel::spec::DataFileMeta],
-    /// The deletion vectors of `files` (same order), empty when none has one.
-    deletion_files: &'a [Option<DeletionFile>],
-    data_evolution: bool,
-}
-
-/// Run every task; the commit messages and the reports, in plan order.
+/// Run every task ([`run_append_job`]): the commit messages in plan order and every path
+/// written. On a failure the files written are deleted before the error is returned.
 async fn execute(
     table: &Table,
-    planned: &Planned,
-    written: &mut Vec<String>,
-) -> Result<(Vec<CommitMessage>, Vec<AppendCompactTaskReport>)> {
-    let context = || format!("compacting table {}", table.location());
-    let kernel = |e| Error::kernel(context(), e);
-    let schema = &planned.scan.schema;
-    let mut messages = Vec::new();
-    let mut reports = Vec::new();
-    match &planned.tasks {
-        Tasks::Append(tasks) => {
-            let ctx = ReadContext::try_new(&planned.scan, None, None, None, 0).map_err(kernel)?;
-            let ctx = std::sync::Arc::new(ctx);
-            for task in tasks {
-                let job = Job {
-                    partition: &task.partition,
-                    bucket: task.bucket,
-                    total_buckets: task.total_buckets,
-                    files: &task.files,
-                    deletion_files: &task.deletion_files,
-                    data_evolution: false,
-                };
-                let outputs = rewrite(table, planned, &ctx, schema.clone(), &job, written).await?;
-                let index = match dv_index_machine(task, random_seed()) {
-                    Some(machine) => {
-                        let machine = machine.describe(format!(
-                            "rewriting the deletion-vector index files of a compaction task of \
-                             table {}",
-                            table.location()
-                        ));
-                        let output = table.host().run_once(machine).await?;
-                        written.extend(output.paths.iter().cloned());
-                        Some(output)
-                    }
-                    None => None,
-                };
-                let message = task.finish(outputs, index).map_err(kernel)?;
-                reports.push(report(planned, &message)?);
-                messages.push(message);
+    planned: &AppendJobPlan,
+) -> Result<(Vec<CommitMessage>, Vec<String>)> {
+    let plan = planned.clone();
+    let seed = random_seed();
+    let time_millis = now_millis();
+    table
+        .run("AppendCompactTasks", "compacting", move |io| async move {
+            let mut seeds = NameSource::new(seed);
+            let mut written = Vec::new();
+            match run_append_job(&io, &plan, &mut seeds, time_millis, &mut written).await {
+                Ok(messages) => Ok((messages, written)),
+                Err(e) => {
+                    delete_all(&io, &written).await;
+                    Err(e)
+                }
             }
-        }
-        Tasks::DataEvolution(tasks) => {
-            let (write_schema, names, write_cols) = write_layout(schema).map_err(kernel)?;
-            let ctx =
-                ReadContext::try_new(&planned.scan, Some(&names), None, None, 0).map_err(kernel)?;
-            let ctx = std::sync::Arc::new(ctx);
-            for task in tasks {
-                let job = Job {
-                    partition: &task.partition,
-                    bucket: 0,
-                    total_buckets: None,
-                    files: &task.files,
-                    deletion_files: &[],
-                    data_evolution: true,
-                };
-                let outputs =
-                    rewrite(table, planned, &ctx, write_schema.clone(), &job, written).await?;
-                let message = task.finish(outputs, write_cols.clone()).map_err(kernel)?;
-                reports.push(report(planned, &message)?);
-                messages.push(message);
-            }
-        }
-    }
-    Ok((messages, reports))
+        })
+        .await
 }
 
-/// Read the job's files and write their rows again; the new files' metadata in write order.
-async fn rewrite(
-    table: &Table,
-    planned: &Planned,
-    ctx: &std::sync::Arc<ReadContext>,
-    write_schema: paimon_kernel::spec::TableSchema,
-    job: &Job<'_>,
-    written: &mut Vec<String>,
-) -> Result<Vec<paimon_kernel::spec::DataFileMeta>> {
-    let context = || format!("compacting table {}", table.location());
-    let kernel = |e| Error::kernel(context(), e);
-    let bucket_path = planned
-        .bucket_paths
-        .get(&(job.partition.clone(), job.bucket))
-        .cloned()
-        .ok_or_else(|| {
-            kernel(paimon_kernel::Error::invalid(format!(
-                "no bucket directory for bucket {} of a compaction task",
-                job.bucket
-            )))
-        })?;
-    let split = DataSplit {
-        snapshot_id: planned.scan.snapshot.as_ref().map_or(0, |s| s.id),
-        partition: job.partition.clone(),
-        bucket: job.bucket,
-        bucket_path,
-        total_buckets: job.total_buckets,
-        data_files: job.files.to_vec(),
-        deletion_files: (!job.deletion_files.is_empty()).then(|| job.deletion_files.to_vec()),
-        raw_convertible: !job.data_evolution,
-    };
-    let rewriter = CompactRewriter::try_new(
-        write_schema,
-        job.partition.clone(),
-        job.bucket,
-        job.total_buckets,
-        job.data_evolution,
-        WriteOptions {
-            seed: random_seed(),
-            time_millis: now_millis(),
-        },
-    )
-    .map_err(kernel)?;
-    let machine = rewrite_machine(std::sync::Arc::clone(ctx), split, rewriter).describe(format!(
-        "rewriting the files of a compaction task of table {}",
-        table.location()
-    ));
-    let output = table.host().run_once(machine).await?;
-    written.extend(output.paths);
-    Ok(output.files)
-}
-
-fn report(planned: &Planned, message: &CommitMessage) -> Result<AppendCompactTaskReport> {
+fn report(planned: &AppendJobPlan, message: &CommitMessage) -> Result<AppendCompactTaskReport> {
     let c = &message.compact_increment;
     Ok(AppendCompactTaskReport {
         partition: partition_json(&message.partition, &planned.partition_fields)
@@ -502,6 +247,7 @@ mod tests {
     use super::*;
     use paimon_kernel::canonical;
     use paimon_kernel::commit::DataIncrement;
+    use paimon_kernel::spec::BinaryRow;
     use std::path::Path;
 
     async fn rows(table: &Table, columns: Option<Vec<String>>) -> Vec<String> {
@@ -539,9 +285,7 @@ mod tests {
         let planned = prepare(table, &AppendCompactOptions::default())
             .await
             .unwrap();
-        let mut written = Vec::new();
-        let (messages, _) = execute(table, &planned, &mut written).await.unwrap();
-        (messages, written)
+        execute(table, &planned).await.unwrap()
     }
 
     fn exists(dir: &Path, written: &[String]) -> usize {

@@ -5,7 +5,7 @@
 //! const t = await Table.create(JSON.stringify({fields: [...], primaryKeys: ["k"], options: {bucket: "2"}}));
 //! await t.write(csvBytes, { format: "csv" });          // one APPEND snapshot (+ COMPACT for lookup tables)
 //! await t.write(jsonl, { format: "jsonl", overwrite: true, partition: { dt: "2024-01-01" } });
-//! await t.compact({ full: true });                      // one COMPACT snapshot (primary-key tables)
+//! await t.compact({ full: true });                      // one COMPACT snapshot
 //! const zip = await t.exportZip("my_table");            // Uint8Array, entries my_table/...
 //! ```
 //!
@@ -273,8 +273,8 @@ impl Table {
     }
 
     /// Compact the table once and commit the result as one `COMPACT` snapshot: the plan
-    /// `compactionPreview` shows (`{full: true}`: a full compaction). Primary-key tables
-    /// other than postpone-bucket ones; others reject as unsupported.
+    /// `compactionPreview` shows (`{full: true}`: a full compaction), for primary-key, append
+    /// and data-evolution tables; postpone-bucket tables reject as unsupported.
     #[wasm_bindgen(unchecked_return_type = "Promise<CompactResult>")]
     pub fn compact(
         &self,

@@ -952,21 +952,33 @@ pub fn rewrite_machine(
     rewriter: CompactRewriter,
 ) -> Machine<RewriteOutput> {
     Machine::once("CompactRewrite", move |io: Io<RewriteOutput>| async move {
-        let mut rewriter = rewriter;
-        let mut paths: Vec<String> = Vec::new();
-        let result = rewrite(&io, ctx, split, &mut rewriter, &mut paths).await;
-        match result {
-            Ok(files) => Ok(RewriteOutput { files, paths }),
-            Err(e) => {
-                let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
-                Err(e)
-            }
-        }
+        rewrite_split(&io, ctx, split, rewriter).await
     })
 }
 
-async fn rewrite(
-    io: &Io<RewriteOutput>,
+/// [`rewrite_machine`]'s work within an operation that has its own [`Io`]: the same rounds,
+/// the same cleanup on failure.
+///
+/// # Errors
+/// As [`rewrite_machine`].
+pub async fn rewrite_split<T>(
+    io: &Io<T>,
+    ctx: Arc<ReadContext>,
+    split: DataSplit,
+    mut rewriter: CompactRewriter,
+) -> Result<RewriteOutput> {
+    let mut paths: Vec<String> = Vec::new();
+    match rewrite(io, ctx, split, &mut rewriter, &mut paths).await {
+        Ok(files) => Ok(RewriteOutput { files, paths }),
+        Err(e) => {
+            let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
+            Err(e)
+        }
+    }
+}
+
+async fn rewrite<T>(
+    io: &Io<T>,
     ctx: Arc<ReadContext>,
     split: DataSplit,
     rewriter: &mut CompactRewriter,
@@ -1032,29 +1044,51 @@ pub struct DvIndexOutput {
 /// Source: Java `AppendDeleteFileMaintainer#persist` (unaware bucket) and
 /// `BucketedDvMaintainer#writeDeletionVectorsIndex` (fixed buckets).
 pub fn dv_index_machine(task: &AppendCompactTask, seed: u64) -> Option<Machine<DvIndexOutput>> {
-    let rewrite = task.dv_index.clone()?;
-    let removed: Vec<String> = task.files.iter().map(|f| f.file_name.clone()).collect();
+    task.dv_index.as_ref()?;
+    let task = task.clone();
     Some(Machine::once(
         "CompactDvIndexRewrite",
         move |io: Io<DvIndexOutput>| async move {
-            let mut paths = Vec::new();
-            match rewrite_dv_index(&io, &rewrite, &removed, seed, &mut paths).await {
-                Ok(new_index_files) => Ok(DvIndexOutput {
-                    new_index_files,
-                    deleted_index_files: rewrite.replaced.clone(),
-                    paths,
-                }),
-                Err(e) => {
-                    let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
-                    Err(e)
-                }
+            match rewrite_task_dv_index(&io, &task, seed).await? {
+                Some(out) => Ok(out),
+                None => Err(Error::invalid(
+                    "a compaction task without a deletion-vector index",
+                )),
             }
         },
     ))
 }
 
-async fn rewrite_dv_index(
-    io: &Io<DvIndexOutput>,
+/// [`dv_index_machine`]'s work within an operation that has its own [`Io`]; `None` when the
+/// task has no [`DvIndexRewrite`].
+///
+/// # Errors
+/// As [`dv_index_machine`].
+pub async fn rewrite_task_dv_index<T: Send + 'static>(
+    io: &Io<T>,
+    task: &AppendCompactTask,
+    seed: u64,
+) -> Result<Option<DvIndexOutput>> {
+    let Some(rewrite) = &task.dv_index else {
+        return Ok(None);
+    };
+    let removed: Vec<String> = task.files.iter().map(|f| f.file_name.clone()).collect();
+    let mut paths = Vec::new();
+    match rewrite_dv_index(io, rewrite, &removed, seed, &mut paths).await {
+        Ok(new_index_files) => Ok(Some(DvIndexOutput {
+            new_index_files,
+            deleted_index_files: rewrite.replaced.clone(),
+            paths,
+        })),
+        Err(e) => {
+            let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
+            Err(e)
+        }
+    }
+}
+
+async fn rewrite_dv_index<T: Send + 'static>(
+    io: &Io<T>,
     rewrite: &DvIndexRewrite,
     removed: &[String],
     seed: u64,
@@ -1117,11 +1151,7 @@ async fn rewrite_dv_index(
 }
 
 /// `Put` (create-new) every file in one round, recording the paths written.
-async fn put_all(
-    io: &Io<RewriteOutput>,
-    files: Vec<FileToPut>,
-    paths: &mut Vec<String>,
-) -> Result<()> {
+async fn put_all<T>(io: &Io<T>, files: Vec<FileToPut>, paths: &mut Vec<String>) -> Result<()> {
     if files.is_empty() {
         return Ok(());
     }

@@ -13,6 +13,7 @@
 //! * `data_evolution`: field groups merged into normal files.
 
 pub mod append;
+pub mod append_job;
 pub mod data_evolution;
 pub mod pk;
 pub mod plan;

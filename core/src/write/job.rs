@@ -9,8 +9,10 @@
 //!                                 prepare-commit; lookup tables: level 0 compacted
 //!                                 commit (APPEND / OVERWRITE, then COMPACT)
 //!                                 the table's maintenance after the commit
-//! compact_job(io, job)            latest snapshot's live files, the primary-key planner,
-//!                                 every bucket task, one COMPACT commit
+//! compact_job(io, full, settings) primary-key tables: the latest snapshot's live files,
+//!                                 the primary-key planner, every bucket task; append and
+//!                                 data-evolution tables: crate::compact::append_job's plan
+//!                                 and rewrites; then one COMPACT commit
 //! ```
 //!
 //! Time, the commit user and the seed of new names come from [`JobSettings`] (the host's), so
@@ -23,8 +25,7 @@
 //! Source: Java `org.apache.paimon.table.sink.BatchWriteBuilder` / `BatchTableWrite` /
 //! `BatchTableCommit` (a batch write and its commit), `MergeTreeWriter#prepareCommit` with
 //! `waitCompaction` (lookup tables compact level 0 before the commit),
-//! `TableCommitImpl.maintain`, and for [`compact_job`] the batch `CompactAction` on a
-//! primary-key table.
+//! `TableCommitImpl.maintain`, and for [`compact_job`] the batch `CompactAction`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -40,6 +41,7 @@ use crate::commit::{
     CommitMessage, CommitMode, CommitOptions, CommitOutcome, CompactIncrement, DataIncrement,
     abort_paths, commit,
 };
+use crate::compact::append_job::{AppendJobOptions, plan_append_job, run_append_job};
 use crate::compact::pk::{
     PkCompactContext, PkCompactRequest, PkCompactStats, PkCompactTask, check_supported,
     plan_pk_compaction, run_compact_task,
@@ -659,15 +661,17 @@ async fn run_tasks<T: Send + 'static>(
     }
 }
 
-/// Compact the primary-key table at the IO root once (`full`: every sorted run of each
-/// bucket to the max level; otherwise the table's strategy) and commit the results as one
-/// `COMPACT` snapshot; see the module docs.
+/// Compact the table at the IO root once and commit the results as one `COMPACT` snapshot;
+/// see the module docs. Primary-key tables: `full` compacts every sorted run of each bucket
+/// to the max level, otherwise the table's strategy picks. Append and data-evolution tables:
+/// the planners of [`crate::compact::append_job`] (`full`: fixed-bucket append tables
+/// compact each bucket fully).
 ///
 /// # Errors
-/// [`Error::Unsupported`] for append and data-evolution tables and postpone-bucket tables
-/// (compact those from the native host) and for the features the planner names; task and
-/// commit errors (`CommitConflict` when a concurrent commit removed an input). After an
-/// error nothing is visible and the tasks' outputs are deleted.
+/// [`Error::Unsupported`] for postpone-bucket tables (compact those from the native host)
+/// and for the features the planners name; task and commit errors (`CommitConflict` when a
+/// concurrent commit removed an input). After an error nothing is visible and the tasks'
+/// outputs are deleted.
 pub async fn compact_job<T: Send + 'static>(
     io: &Io<T>,
     full: bool,
@@ -675,10 +679,7 @@ pub async fn compact_job<T: Send + 'static>(
 ) -> Result<CompactJobOutcome> {
     let schema = latest_schema(io).await?;
     if !schema.is_primary_key_table() {
-        return Err(Error::unsupported(
-            "compacting append and data-evolution tables in a one-shot compaction job \
-             (compact them from the native host)",
-        ));
+        return compact_append_tables(io, full, settings).await;
     }
     if schema.core_options().bucket()? == POSTPONE_BUCKET {
         return Err(Error::unsupported(
@@ -739,6 +740,69 @@ pub async fn compact_job<T: Send + 'static>(
         Ok(c) => {
             outcome.commit = c;
             maintain_after(io, &schema, settings, &mut outcome.commit).await;
+            Ok(outcome)
+        }
+        Err(e) => {
+            delete_all(io, &written).await;
+            Err(e)
+        }
+    }
+}
+
+/// [`compact_job`] of an append or data-evolution table.
+async fn compact_append_tables<T: Send + 'static>(
+    io: &Io<T>,
+    full: bool,
+    settings: &JobSettings,
+) -> Result<CompactJobOutcome> {
+    let plan = plan_append_job(
+        io,
+        &AppendJobOptions {
+            full,
+            ..Default::default()
+        },
+    )
+    .await?;
+    let mut outcome = CompactJobOutcome {
+        base_snapshot: plan.scan.snapshot.as_ref().map(|s| s.id),
+        tasks: plan.tasks.len(),
+        ..Default::default()
+    };
+    if plan.tasks.is_empty() {
+        return Ok(outcome);
+    }
+    let mut seeds = NameSource::new(settings.seed);
+    let mut written = Vec::new();
+    let result = async {
+        let messages =
+            run_append_job(io, &plan, &mut seeds, settings.time_millis, &mut written).await?;
+        outcome.files_in = messages
+            .iter()
+            .map(|m| m.compact_increment.compact_before.len())
+            .sum();
+        outcome.files_out = messages
+            .iter()
+            .map(|m| m.compact_increment.compact_after.len())
+            .sum();
+        let options = CommitOptions::new(
+            settings.commit_user.clone(),
+            settings.time_millis,
+            seeds.next_u64(),
+        );
+        commit(
+            io,
+            &plan.scan.schema,
+            messages,
+            &CommitMode::Append,
+            &options,
+        )
+        .await
+    }
+    .await;
+    match result {
+        Ok(c) => {
+            outcome.commit = c;
+            maintain_after(io, &plan.scan.schema, settings, &mut outcome.commit).await;
             Ok(outcome)
         }
         Err(e) => {

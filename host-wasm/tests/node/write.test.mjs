@@ -220,16 +220,41 @@ test("wasm write: overwrite of a static partition replaces only that partition",
   assert.deepEqual(canon((await t.scanRows({})).rows), canon([{ k: 9, name: "z", dt: "d1" }, { k: 2, name: "b", dt: "d2" }]));
 });
 
-test("wasm write: read-only sources and unsupported compactions reject", async () => {
+test("wasm write: read-only sources reject writes; postpone tables reject compaction", async () => {
   const ro = await Table.openFiles([], "").catch(() => null);
   if (ro) assert.equal(ro.writable, false);
-  // A corpus table opened from memory is writable; an append table's compaction is refused
-  // as unsupported (the native host compacts those).
-  const t = await Table.openMemory(tableFiles("append_parquet"));
+  const t = await Table.openMemory(tableFiles("pk_postpone"));
   assert.equal(t.writable, true);
   await assert.rejects(t.compact(job()), /unsupported/i);
-  const zip = await t.exportZip("append_parquet");
+  const zip = await t.exportZip("pk_postpone");
   assert.equal(Buffer.from(zip.subarray(0, 4)).toString("latin1"), "PK\u0003\u0004");
+});
+
+test("wasm write: append and data-evolution corpus tables compact from the page as the preview plans, rows unchanged", async () => {
+  const checked = [];
+  for (const [name, options] of [["append_parquet", { "compaction.min.file-num": "2" }], ["append_avro", { "compaction.min.file-num": "2" }], ["de_update", {}], ["evo_append", { "compaction.min.file-num": "2" }]]) {
+    const files = tableFiles(name);
+    // Options as `alter --set`: a new schema file with the options added.
+    const latest = Math.max(...[...files.keys()].filter((p) => p.startsWith("schema/schema-")).map((p) => Number(p.slice(14))));
+    const raw = JSON.parse(new TextDecoder().decode(files.get(`schema/schema-${latest}`)));
+    if (Object.keys(options).length) {
+      files.set(`schema/schema-${latest + 1}`, enc.encode(JSON.stringify({ ...raw, id: latest + 1, options: { ...raw.options, ...options } })));
+    }
+    const t = await Table.openMemory(files);
+    const before = canon((await t.scanRows({})).rows);
+    const full = false;
+    const preview = await t.compactionPreview({ full });
+    assert.ok(preview.available && preview.tasks.length >= 1, `${name}: ${JSON.stringify(preview)}`);
+    const c = await t.compact(job({ full }));
+    assert.equal(c.tasks, preview.tasks.length, name);
+    assert.equal(c.filesIn, preview.tasks.reduce((n, x) => n + x.files.length, 0), name);
+    assert.equal((await t.snapshots()).at(-1).commitKind, "COMPACT", name);
+    assert.deepEqual(canon((await t.scanRows({})).rows), before, name);
+    const live = new Set((await t.files({})).files.map((f) => f.fileName));
+    for (const task of preview.tasks) for (const f of task.files) assert.ok(!live.has(f), `${name}: ${f} still live`);
+    checked.push(name);
+  }
+  assert.equal(checked.length, 4);
 });
 
 /** `(table prefix, reason)` of conformance/pending-writes.txt. */

@@ -139,10 +139,47 @@ fn a_failed_commit_leaves_no_snapshot_and_no_file() {
 }
 
 #[test]
-fn append_and_postpone_tables_are_not_compacted_by_the_job() {
+fn small_files_of_an_append_table_are_compacted() {
     let mut store = MemoryStore::new();
     let schema = new_table_schema(
-        br#"{"fields": [{"name": "a", "type": "INT"}], "options": {"bucket": "-1"}}"#,
+        br#"{"fields": [{"name": "a", "type": "INT"}, {"name": "s", "type": "STRING"}],
+            "options": {"bucket": "-1"}}"#,
+        0,
+    )
+    .unwrap();
+    store.run(create_table_machine(schema)).unwrap();
+    for n in 0..6 {
+        let out = write(&mut store, csv(&format!("a,s\n{n},x{n}\n")), n + 1).unwrap();
+        assert_eq!(out.commit.snapshot_ids, vec![n as i64 + 1]);
+    }
+    let m = Machine::once("compact", |io| async move {
+        compact_job(&io, false, &settings(10)).await
+    });
+    let c = store.run(m).unwrap().remove(0);
+    assert_eq!(
+        (c.base_snapshot, c.tasks, c.files_in, c.files_out),
+        (Some(6), 1, 6, 1)
+    );
+    assert_eq!(c.commit.snapshot_ids, vec![7]);
+    assert_eq!(
+        kinds(&mut store).last().map(String::as_str),
+        Some("Compact")
+    );
+    let m = Machine::once("files", |io| async move {
+        let schema = latest_schema(&io).await?;
+        read_latest_live_files(&io, &schema).await
+    });
+    let files = store.run(m).unwrap().remove(0).unwrap();
+    assert_eq!(files.entries.len(), 1);
+    assert_eq!(files.entries[0].file.row_count, 6);
+}
+
+#[test]
+fn postpone_tables_are_not_compacted_by_the_job() {
+    let mut store = MemoryStore::new();
+    let schema = new_table_schema(
+        br#"{"fields": [{"name": "k", "type": "INT"}], "primaryKeys": ["k"],
+            "options": {"bucket": "-2"}}"#,
         0,
     )
     .unwrap();
