@@ -1,15 +1,15 @@
-//! Compacting append and data-evolution tables: [`plan`] and [`run`].
+//! Compacting append and data-evolution tables: [`plan`] and [`run`], over the core's
+//! [`paimon_kernel::compact::append_job`] (the same code the browser host runs).
 //!
 //! ```text
-//! plan(table, full)        scan plan of the latest snapshot (files, schemas, options)
-//!                          → core planner → CompactionPlan (JSON units)
-//! run(table, opts)         the same plan, then per task:
-//!                            core rewrite_machine: read its files (the read_split machine:
-//!                            schema evolution, field groups, deletion vectors) →
-//!                            CompactRewriter (the core writer, latest schema) → Put
-//!                            (create-new)
-//!                            → core dv_index_machine (tasks whose inputs have deletion
-//!                            vectors: their index files written again without them)
+//! plan(table, full)        plan_append_job: scan plan of the latest snapshot (files,
+//!                          schemas, options) → core planner → CompactionPlan (JSON units)
+//! run(table, opts)         the same plan, then run_append_job, per task:
+//!                            read its files (the read_split machine: schema evolution,
+//!                            field groups, deletion vectors) → CompactRewriter (the core
+//!                            writer, latest schema) → Put (create-new)
+//!                            → tasks whose inputs have deletion vectors: their index files
+//!                            written again without them
 //!                            → task.finish(outputs, index) → CommitMessage (compact
 //!                            before/after, new/deleted index files)
 //!                          one commit of every message: a COMPACT snapshot
