@@ -500,6 +500,13 @@ async fn write_job_inner<T: Send + 'static>(
         Vec::new()
     };
     outcome.commit = commit(io, schema, messages, &commit_mode, &options).await?;
+    if outcome.commit.snapshot_ids.is_empty() && outcome.commit.already_committed {
+        // This user's batch commit is in the table already (Java applies a batch commit once
+        // per user): nothing references what this run wrote.
+        delete_all(io, written).await;
+        written.clear();
+        return Ok(outcome);
+    }
     if !changelog.is_empty() {
         let paths = abort_paths(schema, &changelog)?;
         delete_all(io, &paths).await;

@@ -190,3 +190,22 @@ fn postpone_tables_are_not_compacted_by_the_job() {
     let e = store.run(m).unwrap_err();
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
 }
+
+/// A second batch commit of the same user is not applied (Java's rule) and leaves no file.
+#[test]
+fn a_batch_commit_already_applied_leaves_nothing() {
+    let mut store = table();
+    write(&mut store, csv("k,v\n1,a\n"), 1).unwrap();
+    let before: Vec<String> = store.objects.keys().cloned().collect();
+    let input = csv("k,v\n2,b\n");
+    let mut again = settings(2);
+    again.commit_user = settings(1).commit_user;
+    let m = Machine::once("write", move |io| async move {
+        write_input_job(&io, &input, &WriteMode::Append, &again).await
+    });
+    let out = store.run(m).unwrap().remove(0);
+    assert!(out.commit.already_committed, "{out:?}");
+    assert!(out.commit.snapshot_ids.is_empty());
+    let after: Vec<String> = store.objects.keys().cloned().collect();
+    assert_eq!(after, before);
+}
