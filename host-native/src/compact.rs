@@ -31,6 +31,8 @@ use paimon_kernel::compact::pk::{
 };
 use paimon_kernel::spec::{DataFileMeta, IndexManifestEntry, ManifestEntry, Snapshot};
 
+use paimon_kernel::write::job;
+
 use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::write::{now_millis, random_seed};
@@ -401,11 +403,7 @@ pub(crate) async fn compact_level0_after_write(
         }
         None => (Vec::new(), BTreeMap::new(), Vec::new()),
     };
-    let touched: Vec<(Vec<u8>, i32)> = messages
-        .iter()
-        .filter(|m| !m.data_increment.new_files.is_empty())
-        .map(|m| (m.partition.to_serialized(), m.bucket))
-        .collect();
+    let touched = job::touched_buckets(&messages);
     compact_buckets(
         table,
         &schema,
@@ -431,51 +429,30 @@ pub(crate) async fn compact_buckets(
     table: &Table,
     schema: &paimon_kernel::spec::TableSchema,
     mut schemas: BTreeMap<i64, paimon_kernel::spec::TableSchema>,
-    mut entries: Vec<ManifestEntry>,
+    entries: Vec<ManifestEntry>,
     index_entries: Vec<IndexManifestEntry>,
     mut messages: Vec<CommitMessage>,
     touched: &[(Vec<u8>, i32)],
     full: bool,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {
-    use paimon_kernel::spec::FileKind;
     let context = format!(
         "compacting the written buckets of table {}",
         table.location()
     );
     schemas.insert(schema.id, schema.clone());
-    entries.retain(|e| touched.contains(&(e.partition.to_serialized(), e.bucket)));
-    for m in &messages {
-        for f in &m.data_increment.new_files {
-            entries.push(ManifestEntry {
-                kind: FileKind::Add,
-                partition: m.partition.clone(),
-                bucket: m.bucket,
-                total_buckets: m.total_buckets.unwrap_or(-1),
-                file: f.clone(),
-            });
-        }
-    }
     let request = PkCompactRequest {
         full,
         now_millis: now_millis(),
         index_entries,
         ..Default::default()
     };
-    let tasks =
-        plan_pk_compaction(schema, &entries, &request).map_err(|e| Error::kernel(&context, e))?;
+    let tasks = job::plan_written_buckets(schema, entries, &messages, touched, &request)
+        .map_err(|e| Error::kernel(&context, e))?;
     let (results, _) = table.run_compact_tasks(&tasks, schema, &schemas).await?;
     // Everything the compactions wrote: outputs, changelog and index files.
     let outputs = paimon_kernel::commit::abort_paths(schema, &results)
         .map_err(|e| Error::kernel(&context, e))?;
-    for r in results {
-        let c = r.compact_increment;
-        if let Some(m) = messages
-            .iter_mut()
-            .find(|m| m.partition == r.partition && m.bucket == r.bucket)
-        {
-            m.compact_increment = c;
-        }
-    }
+    job::fold_compact_results(&mut messages, results);
     Ok((messages, outputs))
 }
 

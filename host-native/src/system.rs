@@ -8,9 +8,7 @@ use paimon_kernel::spec::binary_row::{BinaryRow, Datum};
 use paimon_kernel::spec::data_file::{DataFileMeta, FileSource};
 use paimon_kernel::spec::manifest::ManifestEntry;
 use paimon_kernel::spec::manifest_list::ManifestFileMeta;
-use paimon_kernel::spec::partition::{
-    PartitionNaming, bucket_path, partition_path, render_partition,
-};
+use paimon_kernel::spec::partition::{bucket_path, partition_path, render_partition};
 use paimon_kernel::spec::schema::TableSchema;
 use paimon_kernel::spec::types::{DataField, DataType};
 use serde::Serialize;
@@ -149,10 +147,7 @@ pub fn file_rows(
 ) -> Result<Vec<FileRow>> {
     let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
     let options = schema.core_options();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_string(),
-        legacy_name: options.partition_legacy_name()?,
-    };
+    let naming = options.partition_naming()?;
     let data_root = match options.data_file_path_directory() {
         Some(dir) => format!("{}/{dir}", table_url.trim_end_matches('/')),
         None => table_url.trim_end_matches('/').to_string(),

@@ -25,9 +25,7 @@ use paimon_kernel::scan::snapshot_resolver::{
     earliest_snapshot_id, list_snapshots, list_tags, read_latest_schema, read_schema, read_tag,
     resolve,
 };
-use paimon_kernel::spec::partition::{
-    PartitionNaming, bucket_path, partition_path, render_partition,
-};
+use paimon_kernel::spec::partition::{bucket_path, partition_path, render_partition};
 use paimon_kernel::spec::snapshot::{Snapshot, Tag};
 use paimon_kernel::spec::{CoreOptions, DataField, TableSchema, TypeKind};
 use paimon_kernel::{Error, Result};
@@ -229,14 +227,8 @@ pub async fn files<T>(io: &Io<T>, q: &Query) -> Result<Value> {
     };
     let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
     let options = schema.core_options();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_string(),
-        legacy_name: options.partition_legacy_name()?,
-    };
-    let data_root = options
-        .data_file_path_directory()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_default();
+    let naming = options.partition_naming()?;
+    let data_root = options.data_root();
     let (entries, index) = futures_util::future::try_join(
         read_live_entries(io, &snapshot),
         read_index_entries(io, &snapshot),
@@ -387,14 +379,8 @@ pub async fn blob<T>(io: &Io<T>, q: &Query) -> Result<Option<Bytes>> {
     };
     let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
     let options = schema.core_options();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_string(),
-        legacy_name: options.partition_legacy_name()?,
-    };
-    let data_root = options
-        .data_file_path_directory()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_default();
+    let naming = options.partition_naming()?;
+    let data_root = options.data_root();
     let mut candidates = Vec::new();
     for e in read_live_entries(io, &snapshot).await? {
         let f = &e.file;

@@ -14,7 +14,7 @@ use futures_util::future::join_all;
 use crate::error::Result;
 use crate::io::{Io, Machine};
 use crate::scan::planner::INDEX_DIR;
-use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::spec::partition::{bucket_path, partition_path};
 use crate::spec::{DataField, DataFileMeta, TableSchema};
 
 use super::message::CommitMessage;
@@ -34,14 +34,8 @@ pub fn abort_machine(schema: TableSchema, messages: Vec<CommitMessage>) -> Machi
 pub fn abort_paths(schema: &TableSchema, messages: &[CommitMessage]) -> Result<Vec<String>> {
     let options = schema.core_options();
     let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_string(),
-        legacy_name: options.partition_legacy_name()?,
-    };
-    let data_root = options
-        .data_file_path_directory()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_default();
+    let naming = options.partition_naming()?;
+    let data_root = options.data_root();
     let index_in_bucket = options.index_file_in_data_file_dir()?;
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();

@@ -38,7 +38,7 @@ use crate::io::Io;
 use crate::read::ReadContext;
 use crate::scan::planner::{ScanRequest, plan_scan, read_index_entries};
 use crate::scan::{DataSplit, DeletionFile, Plan, TableKind};
-use crate::spec::partition::{PartitionNaming, partition_values};
+use crate::spec::partition::partition_values;
 use crate::spec::{BinaryRow, CoreOptions, DataField, DataFileMeta, FileKind, ManifestEntry};
 use crate::write::{NameSource, WriteOptions};
 
@@ -140,10 +140,7 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
             scan.schema.partition_keys.join(", ")
         )));
     }
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name()?,
-    };
+    let naming = options.partition_naming()?;
     let mut entries: Vec<ManifestEntry> = Vec::new();
     let mut bucket_paths = BTreeMap::new();
     let mut selected: BTreeMap<(BinaryRow, i32), bool> = BTreeMap::new();

@@ -11,7 +11,7 @@ use super::{partition_fields, partition_forms};
 use crate::error::Result;
 use crate::format::blob_ref::decode_blobref;
 use crate::io::Io;
-use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::spec::partition::{bucket_path, partition_path};
 use crate::spec::{ManifestEntry, TableSchema};
 
 /// What the view says when no data file lists a `.blobref` sidecar.
@@ -132,14 +132,8 @@ pub async fn read_managed_blobs<T>(
     }
     let options = schema.core_options();
     let keys = partition_fields(schema)?;
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_string(),
-        legacy_name: options.partition_legacy_name()?,
-    };
-    let data_root = options
-        .data_file_path_directory()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_default();
+    let naming = options.partition_naming()?;
+    let data_root = options.data_root();
     // (index in view.files, bucket directory, sidecar path) for every sidecar.
     let mut sidecars = Vec::new();
     let mut at = 0;

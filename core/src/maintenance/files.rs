@@ -34,10 +34,7 @@ impl TablePaths {
         let options = schema.core_options();
         Ok(TablePaths {
             keys: schema.partition_fields()?.into_iter().cloned().collect(),
-            naming: PartitionNaming {
-                default_name: options.partition_default_name().to_string(),
-                legacy_name: options.partition_legacy_name()?,
-            },
+            naming: options.partition_naming()?,
             data_root: data_root(schema),
             index_in_bucket: options.index_file_in_data_file_dir()?,
         })
@@ -84,11 +81,7 @@ impl TablePaths {
 
 /// `data-file.path-directory` without trailing `/`, `""` when unset.
 pub(crate) fn data_root(schema: &TableSchema) -> String {
-    schema
-        .core_options()
-        .data_file_path_directory()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_default()
+    schema.core_options().data_root()
 }
 
 /// Key of a data file for skip sets: (partition bytes, bucket, file name), as Java's

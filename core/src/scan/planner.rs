@@ -20,7 +20,7 @@ use crate::io::Io;
 use crate::predicate::{BoundPredicate, ColumnStats, Predicate, value_stats_fields};
 use crate::spec::CoreOptions;
 use crate::spec::options::MergeEngine;
-use crate::spec::partition::{POSTPONE_BUCKET, PartitionNaming, bucket_path, partition_path};
+use crate::spec::partition::{POSTPONE_BUCKET, bucket_path, partition_path};
 use crate::spec::schema::{decode_schema, schema_path};
 use crate::spec::snapshot::Snapshot;
 use crate::spec::{
@@ -317,14 +317,8 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     let open_file_cost = options.split_open_file_cost_bytes()?;
     let partition_fields = schema.partition_fields()?;
     let partition_keys: Vec<DataField> = partition_fields.into_iter().cloned().collect();
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_string(),
-        legacy_name: options.partition_legacy_name()?,
-    };
-    let data_root = options
-        .data_file_path_directory()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_default();
+    let naming = options.partition_naming()?;
+    let data_root = options.data_root();
 
     // Deletion vectors.
     let deletion_vectors = options.deletion_vectors_enabled()?;

@@ -580,6 +580,26 @@ impl CoreOptions {
         self.get(DATA_FILE_PATH_DIRECTORY)
     }
 
+    /// `data-file.path-directory` without trailing `/`, `""` when unset: the directory under
+    /// the table root that holds the partition and bucket directories.
+    pub fn data_root(&self) -> String {
+        self.data_file_path_directory()
+            .map(|d| d.trim_end_matches('/').to_string())
+            .unwrap_or_default()
+    }
+
+    /// How partition values become directory names: `partition.default-name` and
+    /// `partition.legacy-name`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if `partition.legacy-name` is not a boolean.
+    pub fn partition_naming(&self) -> Result<crate::spec::partition::PartitionNaming> {
+        Ok(crate::spec::partition::PartitionNaming {
+            default_name: self.partition_default_name().to_owned(),
+            legacy_name: self.partition_legacy_name()?,
+        })
+    }
+
     /// `dynamic-bucket.target-row-num`; default 2 000 000.
     ///
     /// # Errors

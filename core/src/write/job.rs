@@ -452,29 +452,31 @@ async fn write_job_inner<T: Send + 'static>(
             }
             None => (Vec::new(), BTreeMap::new(), Vec::new()),
         };
-        let touched: Vec<(Vec<u8>, i32)> = messages
-            .iter()
-            .filter(|m| !m.data_increment.new_files.is_empty())
-            .map(|m| (m.partition.to_serialized(), m.bucket))
-            .collect();
         let request = PkCompactRequest {
             now_millis: settings.time_millis,
             index_entries,
             ..Default::default()
         };
-        messages = compact_written_buckets(
+        let tasks = plan_written_buckets(
+            schema,
+            entries,
+            &messages,
+            &touched_buckets(&messages),
+            &request,
+        )?;
+        let mut schemas = schemas;
+        schemas.insert(schema.id, schema.clone());
+        let (results, _) = run_tasks(
             io,
             schema,
-            schemas,
-            entries,
-            messages,
-            &touched,
-            &request,
+            &schemas,
+            tasks,
             &mut seeds,
             settings.time_millis,
             written,
         )
         .await?;
+        fold_compact_results(&mut messages, results);
     }
     let options = CommitOptions::new(
         settings.commit_user.clone(),
@@ -580,25 +582,30 @@ async fn dv_index_entries<T>(
     read_index_entries(io, snapshot).await
 }
 
-/// Compact buckets `touched` ((serialized partition, bucket)) once with `request` over
-/// `entries` (the live files) plus the messages' new files; each task's compact increment
-/// goes into its bucket's message. The paths the tasks wrote are added to `written`.
-#[allow(clippy::too_many_arguments)]
-async fn compact_written_buckets<T: Send + 'static>(
-    io: &Io<T>,
+/// The buckets (serialized partition, bucket) of `messages` that got new data files.
+pub fn touched_buckets(messages: &[CommitMessage]) -> Vec<(Vec<u8>, i32)> {
+    messages
+        .iter()
+        .filter(|m| !m.data_increment.new_files.is_empty())
+        .map(|m| (m.partition.to_serialized(), m.bucket))
+        .collect()
+}
+
+/// Plan the compaction of buckets `touched` ((serialized partition, bucket)) of a write once
+/// with `request`, over `entries` (their live files; others are dropped) plus the messages'
+/// new data files.
+///
+/// # Errors
+/// As [`plan_pk_compaction`].
+pub fn plan_written_buckets(
     schema: &TableSchema,
-    mut schemas: BTreeMap<i64, TableSchema>,
     mut entries: Vec<ManifestEntry>,
-    mut messages: Vec<CommitMessage>,
+    messages: &[CommitMessage],
     touched: &[(Vec<u8>, i32)],
     request: &PkCompactRequest,
-    seeds: &mut NameSource,
-    time_millis: i64,
-    written: &mut Vec<String>,
-) -> Result<Vec<CommitMessage>> {
-    schemas.insert(schema.id, schema.clone());
+) -> Result<Vec<PkCompactTask>> {
     entries.retain(|e| touched.contains(&(e.partition.to_serialized(), e.bucket)));
-    for m in &messages {
+    for m in messages {
         for f in &m.data_increment.new_files {
             entries.push(ManifestEntry {
                 kind: FileKind::Add,
@@ -609,8 +616,11 @@ async fn compact_written_buckets<T: Send + 'static>(
             });
         }
     }
-    let tasks = plan_pk_compaction(schema, &entries, request)?;
-    let (results, _) = run_tasks(io, schema, &schemas, tasks, seeds, time_millis, written).await?;
+    plan_pk_compaction(schema, &entries, request)
+}
+
+/// Put each task result's compact increment into the message of its bucket.
+pub fn fold_compact_results(messages: &mut [CommitMessage], results: Vec<CommitMessage>) {
     for r in results {
         if let Some(m) = messages
             .iter_mut()
@@ -619,7 +629,6 @@ async fn compact_written_buckets<T: Send + 'static>(
             m.compact_increment = r.compact_increment;
         }
     }
-    Ok(messages)
 }
 
 /// Run `tasks` concurrently (one IO round carries all of their requests), each with its own
@@ -706,7 +715,7 @@ pub async fn compact_job<T: Send + 'static>(
         ..Default::default()
     };
     let tasks = plan_pk_compaction(&schema, &files.entries, &request)?;
-    let mut outcome = CompactJobOutcome {
+    let outcome = CompactJobOutcome {
         base_snapshot: Some(files.snapshot.id),
         tasks: tasks.len(),
         ..Default::default()
@@ -716,17 +725,35 @@ pub async fn compact_job<T: Send + 'static>(
     }
     let mut seeds = NameSource::new(settings.seed);
     let mut written = Vec::new();
+    let messages = run_tasks(
+        io,
+        &schema,
+        &files.schemas,
+        tasks,
+        &mut seeds,
+        settings.time_millis,
+        &mut written,
+    )
+    .await
+    .map(|(messages, _)| messages);
+    commit_compaction(io, &schema, messages, seeds, settings, &written, outcome).await
+}
+
+/// Commit the messages of a compaction's tasks as one `COMPACT` snapshot and run the
+/// maintenance after it; the counts of input and output files go into `outcome`. When the
+/// tasks or the commit failed, `written` (everything the tasks wrote) is deleted and the
+/// error returned.
+async fn commit_compaction<T>(
+    io: &Io<T>,
+    schema: &TableSchema,
+    messages: Result<Vec<CommitMessage>>,
+    mut seeds: NameSource,
+    settings: &JobSettings,
+    written: &[String],
+    mut outcome: CompactJobOutcome,
+) -> Result<CompactJobOutcome> {
     let result = async {
-        let (messages, _) = run_tasks(
-            io,
-            &schema,
-            &files.schemas,
-            tasks,
-            &mut seeds,
-            settings.time_millis,
-            &mut written,
-        )
-        .await?;
+        let messages = messages?;
         outcome.files_in = messages
             .iter()
             .map(|m| m.compact_increment.compact_before.len())
@@ -740,17 +767,17 @@ pub async fn compact_job<T: Send + 'static>(
             settings.time_millis,
             seeds.next_u64(),
         );
-        commit(io, &schema, messages, &CommitMode::Append, &options).await
+        commit(io, schema, messages, &CommitMode::Append, &options).await
     }
     .await;
     match result {
         Ok(c) => {
             outcome.commit = c;
-            maintain_after(io, &schema, settings, &mut outcome.commit).await;
+            maintain_after(io, schema, settings, &mut outcome.commit).await;
             Ok(outcome)
         }
         Err(e) => {
-            delete_all(io, &written).await;
+            delete_all(io, written).await;
             Err(e)
         }
     }
@@ -770,7 +797,7 @@ async fn compact_append_tables<T: Send + 'static>(
         },
     )
     .await?;
-    let mut outcome = CompactJobOutcome {
+    let outcome = CompactJobOutcome {
         base_snapshot: plan.scan.snapshot.as_ref().map(|s| s.id),
         tasks: plan.tasks.len(),
         ..Default::default()
@@ -780,43 +807,17 @@ async fn compact_append_tables<T: Send + 'static>(
     }
     let mut seeds = NameSource::new(settings.seed);
     let mut written = Vec::new();
-    let result = async {
-        let messages =
-            run_append_job(io, &plan, &mut seeds, settings.time_millis, &mut written).await?;
-        outcome.files_in = messages
-            .iter()
-            .map(|m| m.compact_increment.compact_before.len())
-            .sum();
-        outcome.files_out = messages
-            .iter()
-            .map(|m| m.compact_increment.compact_after.len())
-            .sum();
-        let options = CommitOptions::new(
-            settings.commit_user.clone(),
-            settings.time_millis,
-            seeds.next_u64(),
-        );
-        commit(
-            io,
-            &plan.scan.schema,
-            messages,
-            &CommitMode::Append,
-            &options,
-        )
-        .await
-    }
-    .await;
-    match result {
-        Ok(c) => {
-            outcome.commit = c;
-            maintain_after(io, &plan.scan.schema, settings, &mut outcome.commit).await;
-            Ok(outcome)
-        }
-        Err(e) => {
-            delete_all(io, &written).await;
-            Err(e)
-        }
-    }
+    let messages = run_append_job(io, &plan, &mut seeds, settings.time_millis, &mut written).await;
+    commit_compaction(
+        io,
+        &plan.scan.schema,
+        messages,
+        seeds,
+        settings,
+        &written,
+        outcome,
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -407,10 +407,7 @@ impl TableWrite {
             _ => Some(FixedBucketRowKeyExtractor::try_new(&schema)?),
         };
         let rowkind_field = core.rowkind_field().map(index_of).transpose()?;
-        let naming = PartitionNaming {
-            default_name: core.partition_default_name().to_owned(),
-            legacy_name: core.partition_legacy_name()?,
-        };
+        let naming = core.partition_naming()?;
         let data_root = core
             .get("data-file.path-directory")
             .map(str::to_owned)

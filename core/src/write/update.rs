@@ -130,10 +130,7 @@ impl UpdateWriter {
         );
         Ok(UpdateWriter {
             format: core.file_format().to_ascii_lowercase(),
-            naming: PartitionNaming {
-                default_name: core.partition_default_name().to_owned(),
-                legacy_name: core.partition_legacy_name()?,
-            },
+            naming: core.partition_naming()?,
             data_root: core
                 .get("data-file.path-directory")
                 .map(str::to_owned)

@@ -1,55 +1,20 @@
 // End to end in a real browser: Debian's chromium driven by playwright-core, against
 // `paimon-kernel serve` on 127.0.0.1, opening corpus tables by URL in the inspector page.
 // Screenshots go to host-wasm/test-artifacts/ (or $PAIMON_TEST_ARTIFACTS).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { repo, corpusDir, expected } from "../node/common.mjs";
+import { artifacts, useBrowser } from "./harness.mjs";
+import { expected } from "../node/common.mjs";
 
-const targetDir = process.env.CARGO_TARGET_DIR || join(repo, "target");
-const bin = process.env.PAIMON_KERNEL_BIN || join(targetDir, "debug", "paimon-kernel");
-const artifacts = process.env.PAIMON_TEST_ARTIFACTS || join(repo, "host-wasm", "test-artifacts");
-let server, base, context, userDataDir;
-
-before(async () => {
-  assert.ok(existsSync(bin), `${bin} missing: build paimon-native first`);
-  mkdirSync(artifacts, { recursive: true });
-  server = spawn(bin, ["serve", corpusDir, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-  base = await new Promise((resolve, reject) => {
-    let out = "";
-    server.stdout.on("data", (d) => {
-      out += d;
-      const m = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-      if (m) resolve(m[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-    setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20000);
-  });
-  userDataDir = mkdtempSync(join(tmpdir(), "paimon-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 900 },
-  });
-});
-
-after(async () => {
-  await context?.close();
-  server?.kill();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-});
+const env = useBrowser();
 
 async function openTable(page, table) {
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   const t0 = Date.now();
-  await page.goto(`${base}/?url=/data/${table}`);
+  await page.goto(`${env.base}/?url=/data/${table}`);
   await page.waitForFunction(() => window.inspector && (window.inspector.ready || document.querySelector("#status.error")), null, { timeout: 120000 });
   const status = await page.textContent("#status");
   assert.ok(await page.evaluate(() => window.inspector.ready), `${table}: ${status}`);
@@ -60,7 +25,7 @@ async function openTable(page, table) {
 const cellText = (v) => (v === null ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
 test("pk_dedup by URL: snapshots, schema, preview rows", async () => {
-  const page = await context.newPage();
+  const page = await env.context.newPage();
   const exp = expected("pk_dedup");
   const { wallMs, timings } = await openTable(page, "pk_dedup");
   assert.equal(await page.locator("#snapshots tbody tr").count(), exp.snapshots.length);
@@ -84,7 +49,7 @@ test("pk_dedup by URL: snapshots, schema, preview rows", async () => {
 });
 
 test("blob_single by URL: schema, preview rows with row ids, a blob's bytes", async () => {
-  const page = await context.newPage();
+  const page = await env.context.newPage();
   const exp = expected("blob_single");
   await openTable(page, "blob_single");
   assert.equal(await page.locator("#snapshots tbody tr").count(), exp.snapshots.length);

@@ -3,49 +3,15 @@
 // (and one from a picked folder, whose tags can be listed), each view's SVG elements counted
 // against the table's metadata (expected files, `paimon-kernel plan-compaction`), screenshots
 // saved to host-wasm/test-artifacts/ (or $PAIMON_TEST_ARTIFACTS).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { repo, corpusDir, expected } from "../node/common.mjs";
+import { bin, artifacts, useBrowser } from "./harness.mjs";
+import { corpusDir, expected } from "../node/common.mjs";
 
-const targetDir = process.env.CARGO_TARGET_DIR || join(repo, "target");
-const bin = process.env.PAIMON_KERNEL_BIN || join(targetDir, "debug", "paimon-kernel");
-const artifacts = process.env.PAIMON_TEST_ARTIFACTS || join(repo, "host-wasm", "test-artifacts");
-let server, base, context, userDataDir;
-
-before(async () => {
-  assert.ok(existsSync(bin), `${bin} missing: build paimon-native first`);
-  mkdirSync(artifacts, { recursive: true });
-  server = spawn(bin, ["serve", corpusDir, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-  base = await new Promise((resolve, reject) => {
-    let out = "";
-    server.stdout.on("data", (d) => {
-      out += d;
-      const m = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-      if (m) resolve(m[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-    setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20000);
-  });
-  userDataDir = mkdtempSync(join(tmpdir(), "paimon-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 900 },
-  });
-});
-
-after(async () => {
-  await context?.close();
-  server?.kill();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-});
+const env = useBrowser();
 
 async function waitReady(page, what) {
   await page.waitForFunction(() => window.inspector && (window.inspector.ready || document.querySelector("#status.error")), null, { timeout: 120000 });
@@ -53,10 +19,10 @@ async function waitReady(page, what) {
 }
 
 async function openTable(table) {
-  const page = await context.newPage();
+  const page = await env.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${base}/?url=/data/${table}`);
+  await page.goto(`${env.base}/?url=/data/${table}`);
   await waitReady(page, table);
   return { page, errors };
 }
@@ -241,10 +207,10 @@ test("append table (append_fixed_bucket): files by order and size, preview, 10,0
 test("timeline from a picked folder (tags listed): a point per snapshot, tags flagged", async () => {
   const table = "append_tags_rollback";
   const exp = expected(table);
-  const page = await context.newPage();
+  const page = await env.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${base}/`);
+  await page.goto(`${env.base}/`);
   await page.setInputFiles("#folder", join(corpusDir, table));
   await waitReady(page, table);
   await view(page, "timeline");

@@ -3,52 +3,18 @@
 // a full compaction from the compaction tab, the table downloaded as a zip; the unzipped
 // directory must read with the native CLI (and pypaimon) as the model of the rows says.
 // Screenshots go to host-wasm/test-artifacts/ (or $PAIMON_TEST_ARTIFACTS).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir, homedir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { repo, corpusDir, canon } from "../node/common.mjs";
+import { bin, artifacts, useBrowser } from "./harness.mjs";
+import { repo, canon } from "../node/common.mjs";
 
-const targetDir = process.env.CARGO_TARGET_DIR || join(repo, "target");
-const bin = process.env.PAIMON_KERNEL_BIN || join(targetDir, "debug", "paimon-kernel");
-const artifacts = process.env.PAIMON_TEST_ARTIFACTS || join(repo, "host-wasm", "test-artifacts");
 const python = join(process.env.PAIMON_VENV || join(homedir(), ".cache", "paimon-kernel", "venv"), "bin", "python");
 const javaRead = "/work/java-check/read";
-let server, base, context, userDataDir;
-
-before(async () => {
-  assert.ok(existsSync(bin), `${bin} missing: build paimon-native first`);
-  mkdirSync(artifacts, { recursive: true });
-  server = spawn(bin, ["serve", corpusDir, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-  base = await new Promise((resolve, reject) => {
-    let out = "";
-    server.stdout.on("data", (d) => {
-      out += d;
-      const m = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-      if (m) resolve(m[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-    setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20000);
-  });
-  userDataDir = mkdtempSync(join(tmpdir(), "paimon-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    acceptDownloads: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 900 },
-  });
-});
-
-after(async () => {
-  await context?.close();
-  server?.kill();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-});
+const env = useBrowser({ acceptDownloads: true });
 
 const SCHEMA = {
   fields: [{ name: "k", type: "INT" }, { name: "name", type: "STRING" }, { name: "dt", type: "STRING" }],
@@ -71,10 +37,10 @@ async function dropFile(page, name, text, count) {
 
 /** Create a table from the page's form, write two files, compact fully, download the zip. */
 async function scenario(where, tableName) {
-  const page = await context.newPage();
+  const page = await env.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${base}/`);
+  await page.goto(`${env.base}/`);
   await page.waitForFunction(() => window.inspector);
   await page.click("#new-table");
   await page.fill("#create-schema", JSON.stringify(SCHEMA, null, 2));

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::scan::planner::{DeletionFile, INDEX_DIR};
 use crate::spec::index_manifest::DELETION_VECTORS_INDEX;
 use crate::spec::options::{ChangelogProducer, parse_memory_size};
-use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::spec::partition::{bucket_path, partition_path};
 use crate::spec::{
     BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, Datum, FileKind, IndexFileMeta,
     IndexManifestEntry, ManifestEntry, MergeEngine, TableSchema,
@@ -373,10 +373,7 @@ pub fn plan_pk_compaction(
                 .ok_or_else(|| Error::invalid(format!("partition key '{k}' is not a column")))
         })
         .collect::<Result<_>>()?;
-    let naming = PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name()?,
-    };
+    let naming = options.partition_naming()?;
     let filter = PartitionFilter::from_spec(
         &request.partition,
         &partition_fields,

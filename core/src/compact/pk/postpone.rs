@@ -375,10 +375,7 @@ fn partition_fields(schema: &TableSchema) -> Result<Vec<DataField>> {
 }
 
 fn naming(options: &crate::spec::CoreOptions) -> Result<PartitionNaming> {
-    Ok(PartitionNaming {
-        default_name: options.partition_default_name().to_owned(),
-        legacy_name: options.partition_legacy_name()?,
-    })
+    options.partition_naming()
 }
 
 fn describe_partition(
