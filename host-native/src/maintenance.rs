@@ -118,13 +118,41 @@ impl Table {
         now_millis: i64,
         commit_user: &str,
     ) -> Result<Option<MaintainOutcome>> {
-        let context = || format!("maintenance after a commit to {}", self.location());
+        match self.maintenance_plan().await? {
+            None => Ok(None),
+            Some(plan) => self
+                .run_maintain_plan(plan, now_millis, commit_user)
+                .await
+                .map(Some),
+        }
+    }
+
+    /// The maintenance the table's latest schema asks for after a commit (see
+    /// [`Table::maintain_after_commit`]); `None` with `write-only` = true.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: `Invalid`/`Unsupported` options; store errors reading the schema.
+    pub async fn maintenance_plan(&self) -> Result<Option<MaintainPlan>> {
         let schema = self.schema().await?;
-        let Some(plan) = MaintainPlan::from_options(&schema.core_options())
-            .map_err(|e| Error::kernel(context(), e))?
-        else {
-            return Ok(None);
-        };
+        MaintainPlan::from_options(&schema.core_options()).map_err(|e| {
+            Error::kernel(
+                format!("maintenance after a commit to {}", self.location()),
+                e,
+            )
+        })
+    }
+
+    /// Run a maintenance plan at `now_millis` (epoch millis); partition drops are committed
+    /// as `commit_user`.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`]: the failure of the first failing step (later steps do not run).
+    pub async fn run_maintain_plan(
+        &self,
+        plan: MaintainPlan,
+        now_millis: i64,
+        commit_user: &str,
+    ) -> Result<MaintainOutcome> {
         self.run_maintenance(
             maintenance::maintain_machine(
                 plan,
@@ -134,7 +162,6 @@ impl Table {
             "maintenance after a commit",
         )
         .await
-        .map(Some)
     }
 
     /// The partition expiration the table's latest schema asks for with `overrides` (option

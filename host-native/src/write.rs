@@ -473,12 +473,35 @@ pub(crate) async fn delete_paths(host: &ObjectStoreHost, paths: Vec<String>) -> 
 /// Commits messages to a table as one coordinator; see the module docs.
 ///
 /// Source: Java `org.apache.paimon.table.sink.TableCommitImpl` (batch commit).
+///
+/// Clones share one background maintenance queue (Java's single maintenance thread of a
+/// `TableCommitImpl`, used with `snapshot.expire.execution-mode` = `async`).
 #[derive(Debug, Clone)]
 pub struct TableCommit {
     table: Table,
     commit_user: String,
     /// Fixed commit time (epoch millis) instead of the system clock.
     time_millis: Option<i64>,
+    /// Maintenance running after streaming commits in async mode.
+    background: std::sync::Arc<std::sync::Mutex<BackgroundMaintenance>>,
+}
+
+/// The maintenance queue of a [`TableCommit`] in async mode.
+#[derive(Debug, Default)]
+struct BackgroundMaintenance {
+    /// The newest task; each task first waits for the one before it, so plans run one at a
+    /// time in commit order.
+    last: Option<tokio::task::JoinHandle<()>>,
+    /// The first failure not yet reported (later ones are dropped, as Java keeps the first).
+    failure: Option<Error>,
+}
+
+/// Lock the queue; a poisoned lock still holds consistent data (every update is one
+/// assignment).
+fn lock_background(
+    m: &std::sync::Mutex<BackgroundMaintenance>,
+) -> std::sync::MutexGuard<'_, BackgroundMaintenance> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Table {
@@ -492,6 +515,7 @@ impl Table {
             table: self.clone(),
             commit_user,
             time_millis: None,
+            background: Default::default(),
         }
     }
 }
@@ -526,6 +550,12 @@ impl TableCommit {
 
     /// Commit `messages` with an identifier of the caller's (streaming-style commits; the
     /// same user and identifier are never applied twice).
+    ///
+    /// With `snapshot.expire.execution-mode` = `async` the maintenance after the commit runs
+    /// in the background (the outcome says `maintenance_in_background`); its failure is
+    /// reported as `maintenance_warning` of the next commit's outcome, or by
+    /// [`TableCommit::wait_maintenance`]. `tag.automatic-creation` = `batch` makes no tag
+    /// here (Java: only at the end of a batch job).
     ///
     /// # Errors
     /// As [`TableCommit::commit`].
@@ -632,22 +662,97 @@ impl TableCommit {
                     wait_millis = (wait_millis * 2).min(10_000);
                 }
                 Ok(mut outcome) => {
-                    // Java's `TableCommitImpl.maintain`: after every commit, even an empty
-                    // one; a failure is reported, the commit stands.
-                    match self
-                        .table
-                        .maintain_after_commit(time_millis, &self.commit_user)
-                        .await
-                    {
-                        Ok(done) => outcome.maintenance = done,
-                        Err(e) => outcome.maintenance_warning = Some(e.to_string()),
-                    }
+                    self.maintain(&mut outcome, identifier, time_millis).await;
                     return Ok(outcome);
                 }
                 other => return other,
             }
         }
         unreachable_contended()
+    }
+
+    /// Java's `TableCommitImpl.maintain`: after every commit, even an empty one; a failure
+    /// is reported in `outcome`, the commit stands. A streaming commit (`identifier` not
+    /// the batch one) in async mode queues the plan and returns.
+    async fn maintain(&self, outcome: &mut CommitOutcome, identifier: i64, time_millis: i64) {
+        let stream = identifier != BATCH_COMMIT_IDENTIFIER;
+        let plan = match self.table.maintenance_plan().await {
+            Ok(Some(plan)) if stream => plan.for_stream_commit(),
+            Ok(Some(plan)) => plan,
+            Ok(None) => return,
+            Err(e) => {
+                outcome.maintenance_warning = Some(e.to_string());
+                return;
+            }
+        };
+        if stream && plan.asynchronous {
+            let mut queue = lock_background(&self.background);
+            outcome.maintenance_warning = queue.failure.take().map(|e| e.to_string());
+            let previous = queue.last.take();
+            let (table, user, shared) = (
+                self.table.clone(),
+                self.commit_user.clone(),
+                self.background.clone(),
+            );
+            queue.last = Some(tokio::spawn(async move {
+                let mut failure = match previous {
+                    Some(p) => p.await.err().map(|e| Error::Task {
+                        machine: format!("maintenance after a commit to {}", table.location()),
+                        detail: e.to_string(),
+                    }),
+                    None => None,
+                };
+                if let Err(e) = table.run_maintain_plan(plan, time_millis, &user).await {
+                    failure.get_or_insert(e);
+                }
+                if let Some(e) = failure {
+                    lock_background(&shared).failure.get_or_insert(e);
+                }
+            }));
+            outcome.maintenance_in_background = true;
+            return;
+        }
+        match self
+            .table
+            .run_maintain_plan(plan, time_millis, &self.commit_user)
+            .await
+        {
+            Ok(done) => outcome.maintenance = Some(done),
+            Err(e) => outcome.maintenance_warning = Some(e.to_string()),
+        }
+    }
+
+    /// True while maintenance started in the background by an earlier commit (async mode)
+    /// is still running or queued.
+    pub fn maintenance_pending(&self) -> bool {
+        lock_background(&self.background)
+            .last
+            .as_ref()
+            .is_some_and(|t| !t.is_finished())
+    }
+
+    /// Wait for the maintenance started in the background by earlier commits (async mode)
+    /// and return its first failure not yet reported. Returns at once when none runs.
+    ///
+    /// # Errors
+    /// The failure of a background maintenance ([`Error::Kernel`] from a step,
+    /// [`Error::Task`] when its task panicked).
+    pub async fn wait_maintenance(&self) -> Result<()> {
+        let last = lock_background(&self.background).last.take();
+        if let Some(task) = last
+            && let Err(e) = task.await
+        {
+            lock_background(&self.background)
+                .failure
+                .get_or_insert(Error::Task {
+                    machine: format!("maintenance after a commit to {}", self.table.location()),
+                    detail: e.to_string(),
+                });
+        }
+        match lock_background(&self.background).failure.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 

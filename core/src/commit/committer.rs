@@ -69,6 +69,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, Machine, PutMode};
+use crate::maintenance::partitions::PartitionExpireConfig;
 use crate::scan::planner::read_manifest_list;
 use crate::scan::snapshot_resolver::{
     LATEST_HINT, latest_schema_id, latest_snapshot_id, read_snapshot, try_read_snapshot,
@@ -244,6 +245,11 @@ pub struct CommitOutcome {
     /// reported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance_warning: Option<String>,
+    /// True when the maintenance after this commit was started in the background
+    /// (`snapshot.expire.execution-mode` = `async` after a streaming commit) and the commit
+    /// returned without waiting for it; `maintenance` is then `None`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub maintenance_in_background: bool,
 }
 
 /// A machine running [`commit`]; it emits one [`CommitOutcome`].
@@ -362,6 +368,8 @@ struct TableSettings {
     default_partition_name: String,
     overwrite_upgrade: bool,
     max_level: i32,
+    /// `partition.expiration-time` and friends, when set and valid (conflict messages only).
+    partition_expire: Option<PartitionExpireConfig>,
 }
 
 fn option_bool(schema: &TableSchema, key: &str, default: bool) -> Result<bool> {
@@ -453,6 +461,8 @@ impl TableSettings {
             default_partition_name: options.partition_default_name().to_string(),
             overwrite_upgrade: option_bool(schema, "overwrite-upgrade", true)?,
             max_level: num_levels.saturating_sub(1),
+            // A bad option fails the maintenance after the commit, not the commit.
+            partition_expire: PartitionExpireConfig::from_options(&options).ok().flatten(),
         })
     }
 }
@@ -991,12 +1001,17 @@ impl<T> Committer<'_, T> {
             } else {
                 self.live_entries(&manifests, &filter).await?
             };
+            let values_expiry = table
+                .partition_expire
+                .as_ref()
+                .and_then(|c| c.values_expiry(&table.partition_fields, self.options.time_millis));
             let ctx = ConflictContext {
                 partition_fields: &table.partition_fields,
                 key_types: table.key_types.as_deref(),
                 data_evolution: table.data_evolution,
                 base_commit_user: &latest.commit_user,
                 commit_user: &self.options.commit_user,
+                values_expiry: values_expiry.as_ref(),
             };
             check_conflicts(&ctx, &base, &delta, part.kind, latest.next_row_id)?;
             crate::write::deletion_vectors::check_deletion_vector_changes(

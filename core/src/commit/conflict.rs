@@ -19,8 +19,10 @@
 //! tables) are checked by
 //! [`check_deletion_vector_changes`](crate::write::deletion_vectors::check_deletion_vector_changes),
 //! which the committer calls after these checks.
-//! Not implemented: partition-expiration hints, the global-index row-range check and
-//! the `rowIdCheckFromSnapshot` column check.
+//! A deletion conflict whose partitions are all past `partition.expiration-time` (values-time
+//! strategy, at the commit's time) says so, as Java's partition-expire hint does.
+//! Not implemented: the global-index row-range check and the `rowIdCheckFromSnapshot` column
+//! check.
 
 use std::collections::BTreeMap;
 
@@ -31,6 +33,7 @@ use crate::spec::{
 
 use super::changes::decode_key;
 use super::row_tracking::{is_blob_file, is_vector_store_file};
+use crate::maintenance::partitions::ValuesExpiry;
 
 /// What the checks need to know about the table.
 #[derive(Debug, Clone)]
@@ -46,6 +49,10 @@ pub struct ConflictContext<'a> {
     pub base_commit_user: &'a str,
     /// Commit user of this commit (for messages).
     pub commit_user: &'a str,
+    /// With `partition.expiration-time` and the `values-time` strategy: explains a deletion
+    /// conflict whose partitions are all expired (Java `ConflictDetection`'s partition-expire
+    /// check).
+    pub values_expiry: Option<&'a ValuesExpiry>,
 }
 
 impl ConflictContext<'_> {
@@ -121,6 +128,25 @@ pub fn check_conflicts(
     merge_checked(ctx, delta.iter().cloned())?;
     let merged = merge_checked(ctx, base.iter().chain(delta).cloned())?;
     if let Some(e) = merged.iter().find(|e| e.kind == FileKind::Delete) {
+        if let Some(expiry) = ctx.values_expiry {
+            let mut partitions: Vec<&BinaryRow> = merged
+                .iter()
+                .filter(|e| e.kind == FileKind::Delete)
+                .map(|e| &e.partition)
+                .collect();
+            partitions.sort();
+            partitions.dedup();
+            if partitions.iter().all(|p| expiry.is_expired(p)) {
+                let names: Vec<String> =
+                    partitions.iter().map(|p| ctx.partition_string(p)).collect();
+                return Err(ctx.conflict(format!(
+                    "This commit writes to expired partitions ({}): partition expiry dropped \
+                     them meanwhile (partition.expiration-time). Leave such rows out of the \
+                     writes, or every later commit to them fails the same way.",
+                    names.join("; ")
+                )));
+            }
+        }
         return Err(ctx.conflict(format!(
             "File deletion conflicts detected! Trying to delete file {} which is not \
              previously added (it is not live in the latest snapshot).",

@@ -10,8 +10,10 @@
 //! (`snapshot.num-retained.min` / `.max`, `snapshot.time-retained`, `snapshot.expire.limit`)
 //! and, with a decoupled changelog lifecycle, the changelog expire
 //! (`changelog.num-retained.*`, `changelog.time-retained`). `tag.automatic-creation` =
-//! `batch` (Java: at the end of a Flink batch job) tags the latest snapshot last. Nothing runs
-//! with `write-only` = true. With `consumer.expiration-time`, consumers whose file was last
+//! `batch` (Java: at the end of a Flink batch job) tags the latest snapshot last, after batch
+//! commits only ([`MaintainPlan::for_stream_commit`]). Nothing runs with `write-only` = true.
+//! With `snapshot.expire.execution-mode` = `async` the host runs the plan of a streaming
+//! commit in the background ([`MaintainPlan::asynchronous`]). With `consumer.expiration-time`, consumers whose file was last
 //! modified before now minus that duration are deleted before the snapshot expire (Java's
 //! `ConsumerManager.expire`, "expire consumer first to avoid preventing snapshot
 //! expiration"); a consumer whose store gives no modification time is kept.
@@ -53,6 +55,12 @@ pub struct MaintainPlan {
     /// `consumer.expiration-time` in milliseconds: consumers idle longer are deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_expire_millis: Option<i64>,
+    /// `snapshot.expire.execution-mode` = `async` (default `sync`): after a streaming commit
+    /// (one with the caller's identifier) the host runs this plan in the background, one
+    /// plan at a time in commit order, and the commit returns without waiting. After a
+    /// batch commit it always runs before the commit returns, as in Java.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asynchronous: bool,
 }
 
 impl MaintainPlan {
@@ -86,7 +94,41 @@ impl MaintainPlan {
             tag_time_expire: bool_option(options, &["tag.time-expire-enabled"], true)?,
             partition_expire,
             consumer_expire_millis,
+            asynchronous: expire_execution_async(options)?,
         }))
+    }
+
+    /// The plan after a streaming commit (one with the caller's identifier rather than a
+    /// batch commit's): `tag.automatic-creation` = `batch` creates no tag there. Java makes
+    /// batch tags only at the end of a batch job (Flink's `BatchWriteGeneratorTagOperator`);
+    /// its `TableCommitImpl` has no tag creation for that mode at all.
+    pub fn for_stream_commit(mut self) -> Self {
+        if self
+            .tag_auto
+            .as_ref()
+            .is_some_and(|t| t.mode == TagCreationMode::Batch)
+        {
+            self.tag_auto = None;
+        }
+        self
+    }
+}
+
+/// `snapshot.expire.execution-mode`: `sync` (default) or `async`, case-insensitive.
+///
+/// Source: Java `CoreOptions.SNAPSHOT_EXPIRE_EXECUTION_MODE` (`ExpireExecutionMode`).
+///
+/// # Errors
+/// [`Error::Invalid`] naming the option for another value.
+fn expire_execution_async(options: &CoreOptions) -> Result<bool> {
+    let key = "snapshot.expire.execution-mode";
+    match options.get(key).map(str::trim) {
+        None => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("sync") => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("async") => Ok(true),
+        Some(v) => Err(Error::invalid(format!(
+            "option {key}: '{v}' is not one of sync, async"
+        ))),
     }
 }
 

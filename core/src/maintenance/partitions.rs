@@ -84,11 +84,16 @@ enum Item {
         field: Field,
         min: usize,
         max: usize,
+        /// Java's `SignStyle.EXCEEDS_PAD` (`yyyy` and longer): strict parsing without a sign
+        /// fails on more than `min` digits.
+        exceeds_pad: bool,
     },
     /// Two digits of a year from 2000 (`yy`).
     ReducedYear,
     /// A fixed number of fraction digits (`S...`).
     Fraction(usize),
+    /// An optional section (`[...]`): parsed when all of it matches, else skipped whole.
+    Optional(Vec<Item>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +121,8 @@ impl Item {
 /// A compiled `partition.timestamp-formatter` (a Java `DateTimeFormatter.ofPattern`
 /// pattern): letters `y`/`u` (year), `M` (month, 1 or 2 letters), `d`, `H`, `m`, `s` (1 or 2
 /// letters), `S` (fraction of a second, 1 to 9 letters), text in single quotes (`''` is a
-/// quote) and any other non-letter character as a literal. Parsing is Java's strict parsing
+/// quote), optional sections in `[ ]` (nested; parsed whole or skipped, without
+/// backtracking) and any other non-letter character as a literal. Parsing is Java's strict parsing
 /// with the SMART resolver: a variable-width number followed directly by fixed-width ones
 /// leaves them their digits (`yyyyMMdd`), month 1-12, day 1-31 clamped to the month's length,
 /// hour 0-23 (24:00:00 is the next day), minute and second 0-59.
@@ -126,7 +132,7 @@ pub struct TimestampFormatter {
 }
 
 /// The fields a parse found.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Parsed {
     year: Option<i64>,
     month: Option<i64>,
@@ -162,10 +168,10 @@ impl TimestampFormatter {
     /// Compile `pattern`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for too many pattern letters, an unclosed quote or reserved
-    /// characters (`[ ] { } #`, as Java rejects or this crate does not parse optional
-    /// sections); [`Error::Unsupported`] for other pattern letters (text months, am/pm, zones,
-    /// ...). Messages name `partition.timestamp-formatter`.
+    /// [`Error::Invalid`] for too many pattern letters, an unclosed quote, a `]` without a
+    /// `[` or reserved characters (`{ } #`, as Java); [`Error::Unsupported`] for other pattern
+    /// letters (text months, am/pm, zones, ...). Messages name
+    /// `partition.timestamp-formatter`. A `[` left open is closed at the end, as Java does.
     pub fn new(pattern: &str) -> Result<Self> {
         let bad = |what: String| {
             Error::invalid(format!(
@@ -173,10 +179,26 @@ impl TimestampFormatter {
             ))
         };
         let chars: Vec<char> = pattern.chars().collect();
+        // The open optional sections, innermost last; `items` is the current section.
+        let mut open: Vec<Vec<Item>> = Vec::new();
         let mut items = Vec::new();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
+            if c == '[' {
+                open.push(std::mem::take(&mut items));
+                i += 1;
+                continue;
+            }
+            if c == ']' {
+                let Some(outer) = open.pop() else {
+                    return Err(bad("']' without a previous '['".into()));
+                };
+                let section = std::mem::replace(&mut items, outer);
+                items.push(Item::Optional(section));
+                i += 1;
+                continue;
+            }
             if c == '\'' {
                 let mut j = i + 1;
                 if chars.get(j) == Some(&'\'') {
@@ -211,11 +233,13 @@ impl TimestampFormatter {
                         field,
                         min: 1,
                         max: 19,
+                        exceeds_pad: false,
                     }),
                     2 => Ok(Item::Number {
                         field,
                         min: 2,
                         max: 2,
+                        exceeds_pad: false,
                     }),
                     _ => Err(bad(format!("too many pattern letters: {c}"))),
                 };
@@ -226,6 +250,7 @@ impl TimestampFormatter {
                             field: Field::Year,
                             min: n,
                             max: 19,
+                            exceeds_pad: n >= 4,
                         },
                     },
                     'M' if n <= 2 => number(Field::Month, n)?,
@@ -253,11 +278,16 @@ impl TimestampFormatter {
                 i += n;
                 continue;
             }
-            if matches!(c, '[' | ']' | '{' | '}' | '#') {
+            if matches!(c, '{' | '}' | '#') {
                 return Err(bad(format!("reserved character '{c}'")));
             }
             items.push(Item::Literal(c));
             i += 1;
+        }
+        // Java closes sections left open at the end of the pattern.
+        while let Some(outer) = open.pop() {
+            let section = std::mem::replace(&mut items, outer);
+            items.push(Item::Optional(section));
         }
         Ok(TimestampFormatter { items })
     }
@@ -267,63 +297,7 @@ impl TimestampFormatter {
         let chars: Vec<char> = text.chars().collect();
         let mut pos = 0;
         let mut parsed = Parsed::default();
-        for (k, item) in self.items.iter().enumerate() {
-            match item {
-                Item::Literal(c) => {
-                    if chars.get(pos) != Some(c) {
-                        return None;
-                    }
-                    pos += 1;
-                }
-                Item::Number { field, min, max } => {
-                    let (min, max) = (*min, *max);
-                    let avail = digits_at(&chars, pos);
-                    let take = if min == max {
-                        min
-                    } else {
-                        // Java's adjacent value parsing: fixed-width numbers right after this
-                        // one keep their digits.
-                        let reserved: usize = self.items[k + 1..]
-                            .iter()
-                            .map_while(Item::fixed_width)
-                            .sum();
-                        if reserved > 0 {
-                            min.max(avail.min(max + reserved).saturating_sub(reserved))
-                        } else {
-                            avail.min(max)
-                        }
-                    };
-                    if take < min || avail < take {
-                        return None;
-                    }
-                    let value = number(&chars[pos..pos + take])?;
-                    parsed.set(*field, value)?;
-                    pos += take;
-                }
-                Item::ReducedYear => {
-                    if digits_at(&chars, pos) < 2 {
-                        return None;
-                    }
-                    let value = number(&chars[pos..pos + 2])?;
-                    parsed.set(Field::Year, 2000 + value)?;
-                    pos += 2;
-                }
-                Item::Fraction(width) => {
-                    if digits_at(&chars, pos) < *width {
-                        return None;
-                    }
-                    let mut nano = number(&chars[pos..pos + width])?;
-                    for _ in *width..9 {
-                        nano *= 10;
-                    }
-                    if parsed.nano.is_some_and(|v| v != nano) {
-                        return None;
-                    }
-                    parsed.nano = Some(nano);
-                    pos += width;
-                }
-            }
-        }
+        parse_items(&self.items, &chars, &mut pos, &mut parsed)?;
         (pos == chars.len()).then_some(parsed)
     }
 
@@ -371,6 +345,79 @@ impl TimestampFormatter {
             + i128::from(n);
         Some(LocalNanos(date.0 + nanos))
     }
+}
+
+/// Parse `items` at `pos` (advanced past what they matched) into `parsed`; `None` when an
+/// item does not match.
+fn parse_items(items: &[Item], chars: &[char], pos: &mut usize, parsed: &mut Parsed) -> Option<()> {
+    for (k, item) in items.iter().enumerate() {
+        match item {
+            Item::Literal(c) => {
+                if chars.get(*pos) != Some(c) {
+                    return None;
+                }
+                *pos += 1;
+            }
+            Item::Number {
+                field,
+                min,
+                max,
+                exceeds_pad,
+            } => {
+                let (min, max) = (*min, *max);
+                let avail = digits_at(chars, *pos);
+                let take = if min == max {
+                    min
+                } else {
+                    // Java's adjacent value parsing: fixed-width numbers right after this
+                    // one keep their digits.
+                    let reserved: usize = items[k + 1..].iter().map_while(Item::fixed_width).sum();
+                    if reserved > 0 {
+                        min.max(avail.min(max + reserved).saturating_sub(reserved))
+                    } else {
+                        avail.min(max)
+                    }
+                };
+                if take < min || avail < take || (*exceeds_pad && take > min) {
+                    return None;
+                }
+                let value = number(&chars[*pos..*pos + take])?;
+                parsed.set(*field, value)?;
+                *pos += take;
+            }
+            Item::ReducedYear => {
+                if digits_at(chars, *pos) < 2 {
+                    return None;
+                }
+                let value = number(&chars[*pos..*pos + 2])?;
+                parsed.set(Field::Year, 2000 + value)?;
+                *pos += 2;
+            }
+            Item::Optional(section) => {
+                // Java: the section is parsed whole or not at all, without backtracking
+                // into the items after it.
+                let (mut p, mut at) = (parsed.clone(), *pos);
+                if parse_items(section, chars, &mut at, &mut p).is_some() {
+                    (*parsed, *pos) = (p, at);
+                }
+            }
+            Item::Fraction(width) => {
+                if digits_at(chars, *pos) < *width {
+                    return None;
+                }
+                let mut nano = number(&chars[*pos..*pos + width])?;
+                for _ in *width..9 {
+                    nano *= 10;
+                }
+                if parsed.nano.is_some_and(|v| v != nano) {
+                    return None;
+                }
+                parsed.nano = Some(nano);
+                *pos += width;
+            }
+        }
+    }
+    Some(())
 }
 
 fn digits_at(chars: &[char], pos: usize) -> usize {
@@ -457,8 +504,10 @@ pub fn parse_default_date_time(text: &str) -> Option<LocalNanos> {
 /// The time of a partition from its values (Java `PartitionTimeExtractor`).
 ///
 /// Without a pattern the first partition value is the time text; with one, each `$key` in it
-/// is replaced by that key's value, keys in partition order (plain text replacement). The
-/// text is parsed with the formatter, or with [`parse_default_date_time`] without one.
+/// is replaced by that key's value, keys in partition order (Java substitutes with
+/// `String.replaceAll`, a regular expression; keys and values where that differs from plain
+/// text are refused, see [`PartitionTimeExtractor::extract`]). The text is parsed with the
+/// formatter, or with [`parse_default_date_time`] without one.
 ///
 /// Source: Java `org.apache.paimon.partition.PartitionTimeExtractor`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -479,25 +528,51 @@ impl PartitionTimeExtractor {
         })
     }
 
-    /// The time of a partition given its keys and values (`None` = NULL), or `None` when it
-    /// has none: a NULL value used (with a pattern: any NULL value, as Java fails on each
+    /// The time of a partition given its keys and values (`None` = NULL), or `Ok(None)` when
+    /// it has none: a NULL value used (with a pattern: any NULL value, as Java fails on each
     /// value it substitutes) or a text that does not parse. Java logs such partitions and
     /// never expires them.
-    pub fn extract(&self, keys: &[&str], values: &[Option<&str>]) -> Option<LocalNanos> {
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`], with a pattern, for a key with a regular-expression
+    /// metacharacter (Java builds the expression `\$key` from it) and for a value with `$`
+    /// or `\` (Java reads them as group references and escapes, and mostly fails): plain
+    /// replacement would give other times than Java's.
+    pub fn extract(&self, keys: &[&str], values: &[Option<&str>]) -> Result<Option<LocalNanos>> {
         let text = match &self.pattern {
-            None => values.first().copied().flatten()?.to_string(),
+            None => match values.first().copied().flatten() {
+                Some(v) => v.to_string(),
+                None => return Ok(None),
+            },
             Some(pattern) => {
                 let mut text = pattern.clone();
                 for (key, value) in keys.iter().zip(values) {
-                    text = text.replace(&format!("${key}"), (*value)?);
+                    let Some(value) = value else {
+                        return Ok(None);
+                    };
+                    if key.contains(|c: char| "\\^$.|?*+()[]{}".contains(c)) {
+                        return Err(Error::unsupported(format!(
+                            "option partition.timestamp-pattern: partition key '{key}' has a \
+                             regular-expression character, which Java's substitution reads \
+                             as one"
+                        )));
+                    }
+                    if value.contains(['$', '\\']) {
+                        return Err(Error::unsupported(format!(
+                            "option partition.timestamp-pattern: value '{value}' of partition \
+                             key '{key}' has '$' or '\\', which Java's substitution reads as a \
+                             group reference or an escape"
+                        )));
+                    }
+                    text = text.replace(&format!("${key}"), value);
                 }
                 text
             }
         };
-        match &self.formatter {
+        Ok(match &self.formatter {
             Some(f) => f.parse_date_time(&text),
             None => parse_default_date_time(&text),
-        }
+        })
     }
 }
 
@@ -596,6 +671,71 @@ impl PartitionExpireConfig {
     pub fn runs_after_commit(&self) -> bool {
         self.end_input_check || self.check_interval_millis == 0
     }
+
+    /// The values-time test the committer uses to explain a conflict (Java
+    /// `NormalPartitionExpire.isValueAllExpired`): `None` for the `update-time` strategy or a
+    /// formatter that does not compile. `now_millis` (epoch millis, read as UTC) is the
+    /// commit's time; `partition_fields` are the table's partition fields in order.
+    pub fn values_expiry(
+        &self,
+        partition_fields: &[crate::spec::DataField],
+        now_millis: i64,
+    ) -> Option<ValuesExpiry> {
+        if self.strategy != ExpireStrategy::ValuesTime {
+            return None;
+        }
+        Some(ValuesExpiry {
+            extractor: PartitionTimeExtractor::new(
+                self.timestamp_pattern.as_deref(),
+                self.timestamp_formatter.as_deref(),
+            )
+            .ok()?,
+            cutoff: LocalNanos::from_utc_millis(now_millis.saturating_sub(self.expiration_millis)),
+            keys: partition_fields.iter().map(|f| f.name.clone()).collect(),
+            types: partition_fields
+                .iter()
+                .map(|f| f.data_type.clone())
+                .collect(),
+        })
+    }
+}
+
+/// Whether partitions are past `partition.expiration-time` by their values (see
+/// [`PartitionExpireConfig::values_expiry`]).
+///
+/// Source: Java `NormalPartitionExpire.isValueAllExpired`,
+/// `PartitionValuesTimeExpireStrategy.isExpired`.
+#[derive(Debug, Clone)]
+pub struct ValuesExpiry {
+    extractor: PartitionTimeExtractor,
+    cutoff: LocalNanos,
+    keys: Vec<String>,
+    types: Vec<crate::spec::DataType>,
+}
+
+impl ValuesExpiry {
+    /// True when the partition's time is before the cut-off; false when it has no time (a
+    /// NULL value, a text that does not parse) or does not decode.
+    pub fn is_expired(&self, partition: &BinaryRow) -> bool {
+        let Ok(texts) = partition_texts(partition, &self.types) else {
+            return false;
+        };
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        let values: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+        matches!(self.extractor.extract(&keys, &values), Ok(Some(t)) if t < self.cutoff)
+    }
+}
+
+/// A partition's values as text (`None` = NULL), as Java's partition strings.
+fn partition_texts(
+    partition: &BinaryRow,
+    types: &[crate::spec::DataType],
+) -> Result<Vec<Option<String>>> {
+    Ok(partition
+        .fields(types)?
+        .iter()
+        .map(|d| (!d.is_null()).then(|| d.to_string()))
+        .collect())
 }
 
 /// A partition chosen to expire.
@@ -638,7 +778,9 @@ pub struct PartitionExpireOutcome {
 /// (a partition none of whose files records a creation time is kept).
 ///
 /// # Errors
-/// Bad options (see [`PartitionExpireConfig::from_options`]); IO failures; corrupt manifests.
+/// Bad options (see [`PartitionExpireConfig::from_options`]); `Invalid` when partitions are
+/// expired and `partition.expiration-max-num` is 0; as [`PartitionTimeExtractor::extract`];
+/// IO failures; corrupt manifests.
 pub async fn select_expired_partitions<T>(
     io: &Io<T>,
     schema: &TableSchema,
@@ -670,16 +812,12 @@ pub async fn select_expired_partitions<T>(
     let types: Vec<_> = fields.iter().map(|f| f.data_type.clone()).collect();
     let mut expired: Vec<(String, ExpiredPartition)> = Vec::new();
     for (partition, last_created) in newest {
-        let datums = partition.fields(&types)?;
-        let texts: Vec<Option<String>> = datums
-            .iter()
-            .map(|d| (!d.is_null()).then(|| d.to_string()))
-            .collect();
+        let texts = partition_texts(&partition, &types)?;
         let is_expired = match config.strategy {
             ExpireStrategy::ValuesTime => {
                 let values: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
                 extractor
-                    .extract(&keys, &values)
+                    .extract(&keys, &values)?
                     .is_some_and(|time| time < cutoff)
             }
             ExpireStrategy::UpdateTime => last_created.is_some_and(|t| t < cutoff_millis),
@@ -706,6 +844,14 @@ pub async fn select_expired_partitions<T>(
     }
     expired.sort_by(|a, b| a.0.cmp(&b.0));
     let max = usize::try_from(config.max_expires).unwrap_or(0);
+    if max == 0 && !expired.is_empty() {
+        // Java limits the list to zero and then refuses to drop an empty list.
+        return Err(Error::invalid(format!(
+            "option partition.expiration-max-num is 0: {} expired partitions cannot be \
+             dropped (Java's expire fails the same way)",
+            expired.len()
+        )));
+    }
     Ok(expired.into_iter().take(max).map(|(_, p)| p).collect())
 }
 

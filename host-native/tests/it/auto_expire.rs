@@ -565,6 +565,104 @@ async fn batch_tags() {
     java_agrees(&dir, &table).await;
 }
 
+/// A streaming commit (the caller's identifier) makes no batch tag: Java makes them only at
+/// the end of a batch job. The batch commit after it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_commits_make_no_batch_tags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let table = new_table(&dir, r#", "tag.automatic-creation": "batch""#).await;
+    let committer = table.new_commit(None).with_time_millis(JAN_1);
+    for id in 1..=2 {
+        let mut w = table.new_write().await.unwrap();
+        w.write(&rows(id)).await.unwrap();
+        let out = committer
+            .commit_with_identifier(id, w.prepare_commit().await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(out.snapshot_ids, vec![id]);
+        assert!(out.maintenance.unwrap().auto_tags.created.is_empty());
+    }
+    assert!(tag_names(&table).await.is_empty());
+    commit_at(&table, 3, JAN_1).await;
+    assert_eq!(
+        tag_names(&table).await,
+        vec![("batch-write-2024-01-01".to_string(), 3)]
+    );
+}
+
+/// `snapshot.expire.execution-mode` = `async`: a streaming commit returns with its
+/// maintenance queued (`maintenance_in_background`); the queue runs one plan at a time in
+/// commit order, so after `wait_maintenance` the snapshots left are those of the sync rule
+/// (max 2). A failing background expire (a corrupt consumer file) is reported by the next
+/// commit's outcome, once, and the commit stands. A batch commit still maintains before
+/// it returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_expire_runs_behind_streaming_commits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let table = new_table(
+        &dir,
+        r#", "snapshot.expire.execution-mode": "async", "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "2""#,
+    )
+    .await;
+    let committer = table.new_commit(None).with_time_millis(JAN_1);
+    let commit = |id: i64| {
+        let (table, committer) = (table.clone(), committer.clone());
+        async move {
+            let mut w = table.new_write().await.unwrap();
+            w.write(&rows(id)).await.unwrap();
+            committer
+                .commit_with_identifier(id, w.prepare_commit().await.unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    for id in 1..=5 {
+        let out = commit(id).await;
+        assert_eq!(out.snapshot_ids, vec![id]);
+        assert!(out.maintenance_in_background);
+        assert_eq!(out.maintenance, None);
+        assert_eq!(out.maintenance_warning, None);
+    }
+    committer.wait_maintenance().await.unwrap();
+    assert_eq!(ids(&dir, "snapshot", "snapshot-"), set(&[4, 5]));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("snapshot/EARLIEST")).unwrap(),
+        "4"
+    );
+
+    std::fs::create_dir_all(dir.join("consumer")).unwrap();
+    std::fs::write(dir.join("consumer/consumer-broken"), "not json").unwrap();
+    let out = commit(6).await;
+    assert_eq!(out.maintenance_warning, None);
+    while committer.maintenance_pending() {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // Snapshot 6's failed plan is reported by the next commit, which stands.
+    let out = commit(7).await;
+    assert_eq!(out.snapshot_ids, vec![7]);
+    let warning = out.maintenance_warning.unwrap();
+    assert!(warning.contains("consumer/consumer-broken"), "{warning}");
+    // Snapshot 7's plan fails too; wait_maintenance reports it.
+    let err = committer.wait_maintenance().await.unwrap_err();
+    assert!(
+        err.to_string().contains("consumer/consumer-broken"),
+        "{err}"
+    );
+    committer.wait_maintenance().await.unwrap();
+    assert_eq!(ids(&dir, "snapshot", "snapshot-"), set(&[4, 5, 6, 7]));
+
+    // Repaired: a batch commit maintains before it returns.
+    std::fs::remove_file(dir.join("consumer/consumer-broken")).unwrap();
+    let out = commit_at(&table, 8, JAN_1).await;
+    assert!(!out.maintenance_in_background);
+    assert_eq!(out.maintenance.unwrap().expire.earliest_snapshot, Some(7));
+    assert_eq!(ids(&dir, "snapshot", "snapshot-"), set(&[7, 8]));
+    java_agrees(&dir, &table).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_tag_options_warn_after_the_commit() {
     let tmp = tempfile::tempdir().unwrap();

@@ -40,7 +40,7 @@ fn extract(
     let e = PartitionTimeExtractor::new(pattern, formatter).unwrap();
     let keys: Vec<&str> = kv.iter().map(|(k, _)| *k).collect();
     let values: Vec<Option<&str>> = kv.iter().map(|(_, v)| Some(*v)).collect();
-    e.extract(&keys, &values)
+    e.extract(&keys, &values).unwrap()
 }
 
 #[test]
@@ -209,7 +209,8 @@ fn formatter_patterns_as_java() {
         ("yyyy-MMM-dd", true),
         ("yyyyMMdd a", true),
         ("yyyy-ddd", false),
-        ("yyyy[MM]", false),
+        ("yyyy]MM", false),
+        ("yyyy-MM-dd{x}", false),
         ("'x", false),
     ] {
         let err = TimestampFormatter::new(p).unwrap_err();
@@ -225,23 +226,83 @@ fn formatter_patterns_as_java() {
     }
 }
 
+/// Optional sections (`[ ]`, nested, left open at the end): parsed whole or skipped whole,
+/// as Java's `DateTimeFormatterBuilder.optionalStart` / `optionalEnd`.
+#[test]
+fn optional_sections_as_java() {
+    let f = |p: &str, text: &str| TimestampFormatter::new(p).unwrap().parse_date_time(text);
+    let p = "yyyy-MM-dd[ HH:mm[:ss]]";
+    assert_eq!(f(p, "2024-03-05"), Some(t("2024-03-05T00:00:00")));
+    assert_eq!(f(p, "2024-03-05 17:04"), Some(t("2024-03-05T17:04:00")));
+    assert_eq!(f(p, "2024-03-05 17:04:09"), Some(t("2024-03-05T17:04:09")));
+    // A section that does not match whole is skipped; what it left fails the whole text.
+    assert_eq!(f(p, "2024-03-05 17"), None);
+    assert_eq!(f(p, "2024-03-05 17:04:9"), None);
+    // Left open at the end: closed there.
+    // `yyyy` takes every digit not reserved by the fixed-width MM and dd (the section's HH
+    // reserves none): a 6-digit year, which strict `yyyy` refuses without a sign.
+    assert_eq!(f("yyyyMMdd[HH", "2024030517"), None);
+    assert_eq!(f("yyyyMMdd", "2024030517"), None);
+    assert_eq!(
+        f("yyyyMMdd[-HH", "20240305-17"),
+        Some(t("2024-03-05T17:00:00"))
+    );
+    assert_eq!(f("yyyyMMdd[HH", "20240305"), Some(t("2024-03-05T00:00:00")));
+    // Alternatives: the first section that matches wins.
+    let p = "[yyyy-MM-dd][yyyyMMdd]";
+    assert_eq!(f(p, "2024-03-05"), Some(t("2024-03-05T00:00:00")));
+    assert_eq!(f(p, "20240305"), Some(t("2024-03-05T00:00:00")));
+    // A section whose fields disagree with earlier ones does not match.
+    assert_eq!(f("yyyy-MM-dd[/dd]", "2024-03-05/06"), None);
+    assert_eq!(
+        f("yyyy-MM-dd[/dd]", "2024-03-05/05"),
+        Some(t("2024-03-05T00:00:00"))
+    );
+}
+
+/// Java substitutes `$key` with `String.replaceAll`: keys with regular-expression characters
+/// and values with `$` or `\` are refused rather than substituted differently.
+#[test]
+fn pattern_substitution_refuses_regex_characters() {
+    let e = PartitionTimeExtractor::new(Some("$dt"), None).unwrap();
+    let err = e.extract(&["dt"], &[Some("2024-01-02$1")]).unwrap_err();
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    assert!(
+        err.to_string().contains("partition.timestamp-pattern"),
+        "{err}"
+    );
+    assert!(e.extract(&["dt"], &[Some("2024\\01")]).is_err());
+    let e = PartitionTimeExtractor::new(Some("$d.t"), None).unwrap();
+    let err = e.extract(&["d.t"], &[Some("2024-01-02")]).unwrap_err();
+    assert!(err.to_string().contains("'d.t'"), "{err}");
+    // Without a pattern nothing is substituted.
+    let e = PartitionTimeExtractor::new(None, None).unwrap();
+    assert_eq!(
+        e.extract(&["d.t"], &[Some("2024-01-02")]).unwrap(),
+        Some(t("2024-01-02T00:00:00"))
+    );
+}
+
 #[test]
 fn nulls_and_patterns() {
     let e = PartitionTimeExtractor::new(Some("$dt $hour:00:00"), None).unwrap();
     assert_eq!(
-        e.extract(&["dt", "hour"], &[Some("2024-01-02"), Some("3")]),
+        e.extract(&["dt", "hour"], &[Some("2024-01-02"), Some("3")])
+            .unwrap(),
         Some(t("2024-01-02T03:00:00"))
     );
     assert_eq!(
-        e.extract(&["dt", "hour"], &[Some("2024-01-02"), None]),
+        e.extract(&["dt", "hour"], &[Some("2024-01-02"), None])
+            .unwrap(),
         None
     );
     let e = PartitionTimeExtractor::new(None, None).unwrap();
     assert_eq!(
-        e.extract(&["dt", "x"], &[Some("2024-01-02"), None]),
+        e.extract(&["dt", "x"], &[Some("2024-01-02"), None])
+            .unwrap(),
         Some(t("2024-01-02T00:00:00"))
     );
-    assert_eq!(e.extract(&["dt"], &[None]), None);
+    assert_eq!(e.extract(&["dt"], &[None]).unwrap(), None);
 }
 
 fn options(kv: &[(&str, &str)]) -> CoreOptions {
@@ -535,6 +596,99 @@ fn values_time_boundary_and_max_num() {
         true,
     );
     assert_eq!(shown(&out), ["dt=2024-01-01, hr=3", "dt=2024-01-09, hr=1"]);
+}
+
+/// `partition.expiration-max-num` = 0 with expired partitions fails, as Java's expire does
+/// (it limits the list to nothing, then refuses an empty drop); nothing is dropped.
+#[test]
+fn max_num_zero_fails_when_partitions_are_expired() {
+    let (mut store, schema) = table(&[]);
+    fill(&mut store, &schema, &dated());
+    let config = PartitionExpireConfig::from_options(&options(&[
+        ("partition.expiration-time", "9 d"),
+        ("partition.expiration-max-num", "0"),
+    ]))
+    .unwrap()
+    .unwrap();
+    let err = store
+        .run(expire_partitions_machine(
+            config.clone(),
+            NOW,
+            CommitOptions::new("writer", NOW, 2),
+            false,
+        ))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("partition.expiration-max-num is 0"),
+        "{err}"
+    );
+    assert!(!store.objects.contains_key("snapshot/snapshot-2"));
+    // Nothing expired: nothing to refuse.
+    let config = PartitionExpireConfig {
+        expiration_millis: 1000 * DAY,
+        ..config
+    };
+    let out = store
+        .run(expire_partitions_machine(
+            config,
+            NOW,
+            CommitOptions::new("writer", NOW, 2),
+            false,
+        ))
+        .unwrap()
+        .remove(0);
+    assert!(out.partitions.is_empty());
+}
+
+/// A compaction planned before partition expiry dropped its partition conflicts; the error
+/// says the partition is expired (Java `ConflictDetection`'s partition-expire check). A
+/// conflict in a partition that is not expired keeps the plain message.
+#[test]
+fn conflict_in_an_expired_partition_says_so() {
+    let opts = [("partition.expiration-time", "9 d")];
+    let (mut store, schema) = table(&opts);
+    fill(&mut store, &schema, &dated());
+    let out = expire(&mut store, &opts, false);
+    assert_eq!(shown(&out), ["dt=2023-12-25, hr=2"]);
+    // f2 (dt=2023-12-25) was dropped; a compaction of it, planned before, commits now.
+    let compact = |name: &str, dt: &str, hr: i32| CommitMessage {
+        partition: row(Some(dt), hr),
+        bucket: 0,
+        total_buckets: None,
+        data_increment: Default::default(),
+        compact_increment: crate::commit::CompactIncrement {
+            compact_before: vec![data_file(name, NOW - DAY)],
+            compact_after: vec![data_file(&format!("{name}.compacted"), NOW)],
+            ..Default::default()
+        },
+    };
+    let err = store
+        .run(commit_machine(
+            schema.clone(),
+            vec![compact("f2.parquet", "2023-12-25", 2)],
+            CommitMode::Append,
+            CommitOptions::new("compactor", NOW, 3),
+        ))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{text}");
+    assert!(
+        text.contains("expired partitions (partition dt=2023-12-25, hr=2)"),
+        "{text}"
+    );
+    // A missing file of a live partition: the plain deletion conflict.
+    let err = store
+        .run(commit_machine(
+            schema.clone(),
+            vec![compact("gone.parquet", "2024-01-09", 1)],
+            CommitMode::Append,
+            CommitOptions::new("compactor", NOW, 4),
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not previously added"), "{err}");
+    assert!(!err.contains("expired"), "{err}");
 }
 
 #[test]
