@@ -391,13 +391,58 @@ mod tests {
     #[test]
     fn bad_options_are_invalid() {
         let cases: [(&[(&str, &str)], &str); 7] = [
-            (&[(DATA_FILE_EXTERNAL_PATHS, "/tmp/a"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "round-robin")], "has no scheme"),
-            (&[(DATA_FILE_EXTERNAL_PATHS, "file:/a,,file:/b"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "round-robin")], "is empty"),
-            (&[(DATA_FILE_EXTERNAL_PATHS, "file:/a"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "random")], "data-file.external-paths.strategy"),
-            (&[(DATA_FILE_EXTERNAL_PATHS, "file:/a"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "specific-fs")], "data-file.external-paths.specific-fs"),
-            (&[(DATA_FILE_EXTERNAL_PATHS, "file:/a"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "specific-fs"), (DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS, "s3")], "no external path"),
-            (&[(DATA_FILE_EXTERNAL_PATHS, "file:/a,file:/b"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "weight-robin"), (DATA_FILE_EXTERNAL_PATHS_WEIGHTS, "1,0")], "not a positive integer"),
-            (&[(DATA_FILE_EXTERNAL_PATHS, "file:/a,file:/b"), (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "weight-robin"), (DATA_FILE_EXTERNAL_PATHS_WEIGHTS, "1")], "1 weights for 2"),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "/tmp/a"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "round-robin"),
+                ],
+                "has no scheme",
+            ),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "file:/a,,file:/b"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "round-robin"),
+                ],
+                "is empty",
+            ),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "file:/a"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "random"),
+                ],
+                "data-file.external-paths.strategy",
+            ),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "file:/a"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "specific-fs"),
+                ],
+                "data-file.external-paths.specific-fs",
+            ),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "file:/a"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "specific-fs"),
+                    (DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS, "s3"),
+                ],
+                "no external path",
+            ),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "file:/a,file:/b"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "weight-robin"),
+                    (DATA_FILE_EXTERNAL_PATHS_WEIGHTS, "1,0"),
+                ],
+                "not a positive integer",
+            ),
+            (
+                &[
+                    (DATA_FILE_EXTERNAL_PATHS, "file:/a,file:/b"),
+                    (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "weight-robin"),
+                    (DATA_FILE_EXTERNAL_PATHS_WEIGHTS, "1"),
+                ],
+                "1 weights for 2",
+            ),
         ];
         for (pairs, needle) in cases {
             let err = ExternalPaths::from_options(&options(pairs)).unwrap_err();
@@ -420,7 +465,10 @@ mod tests {
     #[test]
     fn round_robin_cycles_from_a_seeded_start() {
         let ext = ExternalPaths::from_options(&options(&[
-            (DATA_FILE_EXTERNAL_PATHS, "file:///x/a/, file:/x/b,file:/x/c"),
+            (
+                DATA_FILE_EXTERNAL_PATHS,
+                "file:///x/a/, file:/x/b,file:/x/c",
+            ),
             (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "ROUND-ROBIN"),
         ]))
         .unwrap()
@@ -434,7 +482,10 @@ mod tests {
         };
         let paths = roots_of(7);
         assert_eq!(paths, roots_of(7), "same seed, same paths");
-        assert!(paths[0].ends_with("/dt=1/bucket-0/data-0.parquet"), "{paths:?}");
+        assert!(
+            paths[0].ends_with("/dt=1/bucket-0/data-0.parquet"),
+            "{paths:?}"
+        );
         let root = |p: &str| p[..p.find("/dt=1").unwrap()].to_owned();
         let firsts: Vec<String> = paths.iter().map(|p| root(p)).collect();
         assert_eq!(firsts[0..3], firsts[3..6], "a cycle of three");

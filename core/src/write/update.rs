@@ -35,9 +35,9 @@ use crate::spec::{BinaryRow, DataField, DataFileMeta, FileSource, SimpleStats, T
 use crate::types::paimon_to_arrow_schema;
 use crate::write::blob_write::BlobLayout;
 use crate::write::encode::DataFileEncoder;
+use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
 use crate::write::stats::StatsCollector;
-use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::{FileToPut, WriteOptions};
 
 /// New values of some columns for every row of one row-id range.
