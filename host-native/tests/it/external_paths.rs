@@ -457,3 +457,90 @@ async fn bad_external_path_options_are_refused_before_writing() {
         assert!(err.contains(needle), "{needle}: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
+    // Postpone bucket: the writes go to `bucket-postpone` under the roots, the compaction
+    // moves the rows to real buckets under the roots.
+    let d = dirs();
+    let schema = format!(
+        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
+        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
+        "options": {{"bucket": "-2", {}}}}}"#,
+        external_options(&d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap();
+    let mut model: BTreeMap<(String, i64), String> = BTreeMap::new();
+    for round in 0..3 {
+        let rows: Vec<(&str, i64, String)> = ["a", "b"]
+            .iter()
+            .flat_map(|p| (round * 5..round * 5 + 10).map(move |k| (*p, k, format!("r{round}"))))
+            .collect();
+        write_commit(&table, &rows_batch(&rows, None)).await;
+        model.extend(
+            rows.iter()
+                .map(|(p, k, v)| ((p.to_string(), *k), v.clone())),
+        );
+    }
+    let written = files_on_disk(&d);
+    assert_eq!(written.len(), 6, "{written:?}");
+    assert!(
+        written
+            .iter()
+            .all(|f| f.to_string_lossy().contains("/bucket-postpone/data-")),
+        "{written:?}"
+    );
+    let report = table.compact(CompactOptions::default()).await.unwrap();
+    assert!(report.snapshot.is_some());
+    let expected = json_rows(model.iter().map(|((p, k), v)| (p.clone(), *k, v.clone())));
+    let live = live_external_paths(&table, &d).await;
+    assert!(!live.is_empty());
+    assert!(
+        live.iter()
+            .all(|f| !f.to_string_lossy().contains("postpone"))
+    );
+    assert_eq!(our_rows(&table).await, expected);
+    check_other_readers(&d, &expected, "postpone-bucket table");
+
+    // changelog-producer = input: the changelog files go to the roots too.
+    let d = dirs();
+    let schema = format!(
+        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
+        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
+        "options": {{"bucket": "1", "changelog-producer": "input", {}}}}}"#,
+        external_options(&d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap();
+    let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("a", k, format!("v{k}"))).collect();
+    write_commit(&table, &rows_batch(&rows, None)).await;
+    write_commit(&table, &rows_batch(&rows[..3], None)).await;
+    let on_disk = files_on_disk(&d);
+    let changelog: Vec<&PathBuf> = on_disk
+        .iter()
+        .filter(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("changelog-")
+        })
+        .collect();
+    assert_eq!(changelog.len(), 2, "{on_disk:?}");
+    assert!(
+        changelog
+            .iter()
+            .all(|f| f.to_string_lossy().contains("/p=a/bucket-0/"))
+    );
+    let live = live_external_paths(&table, &d).await;
+    assert_eq!(live.len(), 2);
+    let expected = json_rows(rows.iter().map(|(p, k, v)| (p.to_string(), *k, v.clone())));
+    assert_eq!(our_rows(&table).await, expected);
+    check_other_readers(&d, &expected, "changelog-producer input table");
+}
