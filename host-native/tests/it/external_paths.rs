@@ -544,3 +544,85 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
     assert_eq!(our_rows(&table).await, expected);
     check_other_readers(&d, &expected, "changelog-producer input table");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths() {
+    // Data evolution: inserts, a partial-column update by `_ROW_ID`, a compaction.
+    let d = dirs();
+    let schema = format!(
+        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
+        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "partitionKeys": ["p"],
+        "options": {{"bucket": "-1", "row-tracking.enabled": "true",
+        "data-evolution.enabled": "true", "compaction.min.file-num": "2", {}}}}}"#,
+        external_options(&d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap();
+    let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("a", k, format!("v{k}"))).collect();
+    write_commit(&table, &rows_batch(&rows[..5], None)).await;
+    write_commit(&table, &rows_batch(&rows[5..], None)).await;
+    let update = batch(vec![
+        ("_ROW_ID", Arc::new(Int64Array::from(vec![2, 3]))),
+        ("v", Arc::new(StringArray::from(vec!["new2", "new3"]))),
+    ]);
+    table.update(&update, None).await.unwrap();
+    let mut model: Vec<(String, i64, String)> = rows
+        .iter()
+        .map(|(p, k, v)| (p.to_string(), *k, v.clone()))
+        .collect();
+    model[2].2 = "new2".into();
+    model[3].2 = "new3".into();
+    let expected = json_rows(model);
+    let live = live_external_paths(&table, &d).await;
+    assert_eq!(live.len(), 3, "the inserts' files and the update's `v` file");
+    assert_eq!(files_on_disk(&d), live);
+    assert_eq!(our_rows(&table).await, expected);
+    let report = table
+        .compact(CompactOptions {
+            full: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(report.snapshot.is_some());
+    let compacted = live_external_paths(&table, &d).await;
+    assert!(compacted.difference(&live).count() >= 1, "{compacted:?}");
+    assert_eq!(our_rows(&table).await, expected);
+    check_other_readers(&d, &expected, "data-evolution table");
+
+    // Deletion vectors: each write compacts level 0 before the commit; the outputs go to the
+    // roots, the vectors' index files stay in `index/`.
+    let d = dirs();
+    let schema = format!(
+        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
+        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
+        "options": {{"bucket": "1", "deletion-vectors.enabled": "true", {}}}}}"#,
+        external_options(&d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap();
+    let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("a", k, format!("v{k}"))).collect();
+    write_commit(&table, &rows_batch(&rows, None)).await;
+    let updates: Vec<(&str, i64, String)> = (0..3).map(|k| ("a", k, format!("u{k}"))).collect();
+    write_commit(&table, &rows_batch(&updates, None)).await;
+    let mut model: BTreeMap<i64, String> = rows.iter().map(|(_, k, v)| (*k, v.clone())).collect();
+    model.extend(updates.iter().map(|(_, k, v)| (*k, v.clone())));
+    let expected = json_rows(model.iter().map(|(k, v)| ("a".to_string(), *k, v.clone())));
+    live_external_paths(&table, &d).await;
+    assert!(
+        files_below(&d.table.join("index")).iter().any(|f| f
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("index-")),
+        "the deletion vectors are in the table's index directory"
+    );
+    assert_eq!(our_rows(&table).await, expected);
+    check_other_readers(&d, &expected, "deletion-vector table");
+}
