@@ -200,6 +200,20 @@ impl ExternalPaths {
     }
 }
 
+/// Every root `data-file.external-paths` names, as Java prints them, whatever the strategy
+/// (files written under an earlier strategy may live there); roots that do not parse are
+/// left out. Orphan-file cleaning lists them, as Java's `OrphanFilesClean` does.
+pub fn listed_roots(options: &CoreOptions) -> Vec<String> {
+    options
+        .get(DATA_FILE_EXTERNAL_PATHS)
+        .map(|v| {
+            v.split(',')
+                .filter_map(|r| normalize_root(r.trim()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Chooses the external path of each new file of one bucket writer.
 ///
 /// Source: Java `RoundRobinExternalPathProvider`, `WeightedExternalPathProvider`.

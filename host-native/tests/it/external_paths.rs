@@ -577,7 +577,11 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
     model[3].2 = "new3".into();
     let expected = json_rows(model);
     let live = live_external_paths(&table, &d).await;
-    assert_eq!(live.len(), 3, "the inserts' files and the update's `v` file");
+    assert_eq!(
+        live.len(),
+        3,
+        "the inserts' files and the update's `v` file"
+    );
     assert_eq!(files_on_disk(&d), live);
     assert_eq!(our_rows(&table).await, expected);
     let report = table
@@ -625,4 +629,57 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
     );
     assert_eq!(our_rows(&table).await, expected);
     check_other_readers(&d, &expected, "deletion-vector table");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_orphans_cleans_the_external_bucket_directories() {
+    let d = dirs();
+    let schema = format!(
+        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
+        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "partitionKeys": ["p"], "options": {{"bucket": "-1", {}}}}}"#,
+        external_options(&d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap();
+    let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("x", k, format!("v{k}"))).collect();
+    write_commit(&table, &rows_batch(&rows[..5], None)).await;
+    write_commit(&table, &rows_batch(&rows[5..], None)).await;
+    let live = live_external_paths(&table, &d).await;
+    // Strays in both roots' bucket directories, and a file outside any bucket directory.
+    let strays = [
+        d.ext[0].join("p=x/bucket-0/data-stray-0.parquet"),
+        d.ext[1].join("p=y/bucket-0/data-stray-1.parquet"),
+    ];
+    for s in &strays {
+        std::fs::create_dir_all(s.parent().unwrap()).unwrap();
+        std::fs::write(s, b"not parquet").unwrap();
+    }
+    let other = d.ext[0].join("NOTES");
+    std::fs::write(&other, b"kept").unwrap();
+    let out = table
+        .remove_orphans_before(now() + 60_000, false)
+        .await
+        .unwrap();
+    let removed: BTreeSet<PathBuf> = out
+        .removed
+        .iter()
+        .filter(|f| f.path.starts_with("file:"))
+        .map(|f| local_of(&f.path))
+        .collect();
+    assert_eq!(
+        removed,
+        strays.iter().cloned().collect(),
+        "{:?}",
+        out.removed
+    );
+    assert!(strays.iter().all(|s| !s.exists()));
+    assert!(other.exists());
+    let mut left = files_on_disk(&d);
+    left.remove(&other);
+    assert_eq!(left, live, "the live files stay");
+    let expected = json_rows(rows.iter().map(|(p, k, v)| (p.to_string(), *k, v.clone())));
+    assert_eq!(our_rows(&table).await, expected);
 }
