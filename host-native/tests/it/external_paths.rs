@@ -683,3 +683,60 @@ async fn remove_orphans_cleans_the_external_bucket_directories() {
     let expected = json_rows(rows.iter().map(|(p, k, v)| (p.to_string(), *k, v.clone())));
     assert_eq!(our_rows(&table).await, expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blob_files_of_data_evolution_tables_go_to_external_paths() {
+    let d = dirs();
+    let schema = format!(
+        r#"{{"fields": [{{"name": "id", "type": "INT"}}, {{"name": "data", "type": "BLOB"}}],
+        "options": {{"bucket": "-1", "row-tracking.enabled": "true",
+        "data-evolution.enabled": "true", {}}}}}"#,
+        external_options(&d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap();
+    let b = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", arrow_schema::DataType::Int32, true),
+            Field::new("data", arrow_schema::DataType::LargeBinary, true),
+        ])),
+        vec![
+            Arc::new(arrow_array::Int32Array::from(vec![1, 2, 3])),
+            Arc::new(arrow_array::LargeBinaryArray::from_iter_values([
+                b"one".as_slice(),
+                b"two two",
+                &[7u8; 300],
+            ])),
+        ],
+    )
+    .unwrap();
+    write_commit(&table, &b).await;
+    let on_disk = files_on_disk(&d);
+    assert!(
+        on_disk
+            .iter()
+            .any(|f| f.to_string_lossy().ends_with(".blob")),
+        "{on_disk:?}"
+    );
+    let files = table.scan().data_files().await.unwrap().unwrap();
+    assert_eq!(files.entries.len(), 2, "a data file and a .blob file");
+    let live: BTreeSet<PathBuf> = files
+        .entries
+        .iter()
+        .map(|e| local_of(e.file.external_path.as_deref().unwrap()))
+        .collect();
+    assert_eq!(on_disk, live);
+    let ours = our_rows(&table).await;
+    assert_eq!(ours.len(), 3);
+    assert!(ours[0].contains(&hex_of(b"one")), "{ours:?}");
+    if let Some(java) = java_rows(&d.table) {
+        assert_eq!(java, ours, "Java 1.4.2 reads otherwise");
+        println!("blob table: Java 1.4.2 reads our 3 rows");
+    }
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
