@@ -5,7 +5,10 @@
 //! directories) with its full path as `_EXTERNAL_PATH`, both directories take files, expire
 //! deletes the external files no snapshot needs, an aborted write deletes its external files,
 //! and our reader, Java Paimon 1.4.2 (`/work/java-check/read`, when present) and pypaimon
-//! (its venv, when installed) read the model rows.
+//! (its venv, when installed) read the model rows. Also: postpone-bucket tables and their
+//! compaction, `changelog-producer = input` changelog files, data-evolution updates, `.blob`
+//! files and compaction, deletion-vector writes, remove-orphans over the roots, and the
+//! refusal of bad options.
 
 use crate::oracle::{java_rows, sorted_strings};
 use std::collections::{BTreeMap, BTreeSet};
