@@ -111,7 +111,9 @@ pub enum IoOp {
         path: String,
     },
     /// Objects whose path starts with `prefix` (recursively). Answer: [`IoAnswer::List`],
-    /// in any order (the core sorts). `Unsupported` is a valid answer (plain HTTP).
+    /// in any order (the core sorts). `Unsupported` is a valid answer (plain HTTP). An
+    /// absolute `prefix` (an external data root, `file:/ext/`) is answered with absolute
+    /// paths of the same form, or `Unsupported` by a host that cannot list there.
     List {
         /// Path prefix, usually a directory ending in `/`.
         prefix: String,

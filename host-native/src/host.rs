@@ -516,10 +516,7 @@ impl ObjectStoreHost {
 
     async fn list(&self, prefix: &str) -> Result<IoAnswer, Failure> {
         if is_absolute(prefix) {
-            return Err((
-                IoErrorKind::Unsupported,
-                format!("listing an absolute path ({prefix:?}) is not supported"),
-            ));
+            return self.list_absolute(prefix).await;
         }
         // object_store lists by directory; list the prefix's directory and filter by string.
         let dir = prefix.rsplit_once('/').map_or("", |(d, _)| d);
@@ -557,6 +554,39 @@ impl ObjectStoreHost {
                 path: m.location.to_string(),
                 size_bytes: m.size,
                 modified_millis: Some(m.last_modified.timestamp_millis()),
+            })
+            .collect();
+        objects.sort();
+        Ok(IoAnswer::List { objects })
+    }
+
+    /// `List` of an absolute prefix (an external data root, see [`TableLocation::resolve`]):
+    /// the prefix's directory in the store it resolves to, the objects named back by absolute
+    /// paths of the prefix's form (`file:/ext/p=1/bucket-0/data-0.parquet`).
+    async fn list_absolute(&self, prefix: &str) -> Result<IoAnswer, Failure> {
+        let dir = prefix.rsplit_once('/').map_or(prefix, |(d, _)| d);
+        let Resolved { store, path } = self.resolve(dir)?;
+        let listed = self
+            .retrying(true, false, || {
+                store.list(Some(&path)).try_collect::<Vec<_>>()
+            })
+            .await?;
+        let base = path.as_ref();
+        let mut objects: Vec<ObjectMeta> = listed
+            .into_iter()
+            .filter_map(|m| {
+                let loc = m.location.as_ref();
+                let rel = if base.is_empty() {
+                    loc
+                } else {
+                    loc.strip_prefix(base)?.strip_prefix('/')?
+                };
+                let abs = format!("{dir}/{rel}");
+                abs.starts_with(prefix).then(|| ObjectMeta {
+                    path: abs,
+                    size_bytes: m.size,
+                    modified_millis: Some(m.last_modified.timestamp_millis()),
+                })
             })
             .collect();
         objects.sort();

@@ -934,7 +934,8 @@ pub struct RewriteOutput {
     /// Metadata of the new files, in write order (before [`AppendCompactTask::finish`] or
     /// [`DataEvolutionCompactTask::finish`](crate::compact::data_evolution::DataEvolutionCompactTask::finish)).
     pub files: Vec<DataFileMeta>,
-    /// Paths `Put`, relative to the table root.
+    /// Paths `Put`, relative to the table root (or full external paths, see
+    /// [`crate::write::external`]).
     pub paths: Vec<String>,
 }
 
@@ -1021,7 +1022,8 @@ pub struct DvIndexOutput {
     pub new_index_files: Vec<IndexFileMeta>,
     /// The replaced index files (`DELETE`): the task's [`DvIndexRewrite::replaced`].
     pub deleted_index_files: Vec<IndexFileMeta>,
-    /// Paths `Put`, relative to the table root.
+    /// Paths `Put`, relative to the table root (or full external paths, see
+    /// [`crate::write::external`]).
     pub paths: Vec<String>,
 }
 

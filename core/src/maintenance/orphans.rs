@@ -105,7 +105,9 @@ fn is_candidate(path: &str, data_root: &str, partition_depth: usize) -> bool {
 /// `older_than_millis` (milliseconds since the epoch; Java's default is now minus one day).
 /// With `dry_run` nothing is deleted and the outcome lists what would be.
 ///
-/// Rounds: the schema; `List ""` (the whole table); then passes of `List snapshot/`, `tag/`,
+/// Rounds: the schema; `List ""` (the whole table); `List <root>/` of each root of
+/// `data-file.external-paths` (their bucket directories' files are candidates too; a root
+/// answered `Unsupported` is skipped); then passes of `List snapshot/`, `tag/`,
 /// `changelog/`, `branch/` (and the branches' own directories), reads of the snapshot, tag
 /// and changelog files not read yet (snapshots newer than one read whole are skipped), their
 /// manifest lists, manifests and index manifests, until a pass finds nothing to read; then
@@ -135,6 +137,19 @@ pub async fn remove_orphan_files<T>(
         .into_iter()
         .filter(|o| is_candidate(&o.path, &root, depth))
         .collect();
+    // Data files under `data-file.external-paths`: the bucket directories below each root
+    // (Java's `OrphanFilesClean` lists them too); a root the host cannot list is skipped.
+    for ext in crate::write::external::listed_roots(&schema.core_options()) {
+        let prefix = format!("{}/", ext.trim_end_matches('/'));
+        let Some(listing) = io.list(&prefix).await? else {
+            continue;
+        };
+        candidates.extend(listing.into_iter().filter(|o| {
+            o.path.strip_prefix(&prefix).is_some_and(|rel| {
+                rel.split('/').any(|p| p.starts_with("bucket-")) && is_candidate(rel, &root, depth)
+            })
+        }));
+    }
     let used = collect_used_files(io).await?;
 
     let mut outcome = OrphanOutcome {

@@ -12,6 +12,7 @@ pub mod cross_partition;
 pub mod deletion_vectors;
 pub mod dynamic_bucket;
 pub mod encode;
+pub mod external;
 pub mod ids;
 pub mod job;
 pub mod kv_file;

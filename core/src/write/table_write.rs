@@ -50,6 +50,7 @@ use crate::write::bucket::{FixedBucketRowKeyExtractor, bucket_hash};
 use crate::write::cross_partition::CrossPartitionIndex;
 use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, HashIndexRestore};
 use crate::write::encode::DataFileEncoder;
+use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
 use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
 use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters, SidecarCollector};
@@ -132,7 +133,8 @@ pub struct WriteOptions {
 /// A file the host must write (`Put`, create-new) before the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileToPut {
-    /// Path relative to the table root.
+    /// Path relative to the table root, or a full path outside it (a data file under
+    /// `data-file.external-paths`, see [`crate::write::external`] and [`crate::io::is_absolute`]).
     pub path: String,
     /// The whole content.
     pub bytes: Bytes,
@@ -198,6 +200,9 @@ pub struct TableWrite {
     sequence_per_file: bool,
     /// Dynamic-bucket tables: the bucket assigner and hash index maintainers.
     dynamic: Option<DynamicBuckets>,
+    /// `data-file.external-paths`: the roots new data files go to, `None` for the table
+    /// directory.
+    external: Option<ExternalPaths>,
     /// Cross-partition dynamic-bucket tables: the global key index (instead of `dynamic`).
     cross: Option<CrossPartitionIndex>,
     /// Dynamic-bucket tables: `index-<uuid>-` names of new index files and their counter.
@@ -225,6 +230,9 @@ struct BucketWriter {
     partition: BinaryRow,
     bucket: i32,
     bucket_dir: String,
+    /// Where the writer's data, changelog and `.blob` files go (the bucket directory or
+    /// `data-file.external-paths`).
+    placer: DataFilePlacer,
     /// `<data-file.prefix><uuid>-`: one UUID per bucket writer, as Java's path factory.
     name_prefix: String,
     /// The UUID of `name_prefix`.
@@ -358,12 +366,11 @@ impl TableWrite {
                 }
             )));
         }
-        if core
-            .get("data-file.external-paths")
-            .is_some_and(|v| !v.trim().is_empty())
-        {
+        let external = ExternalPaths::from_options(&core)?;
+        if external.is_some() && core.index_file_in_data_file_dir()? {
             return Err(Error::unsupported(
-                "writing tables with data-file.external-paths",
+                "writing tables with data-file.external-paths and \
+                 'index-file-in-data-file-dir' = true",
             ));
         }
         // `lookup` and `full-compaction` changelog comes from compaction (the host compacts
@@ -468,6 +475,7 @@ impl TableWrite {
             (None, String::new())
         };
         Ok(TableWrite {
+            external,
             cross,
             dynamic,
             index_uuid,
@@ -1062,12 +1070,15 @@ impl TableWrite {
             }
             let uuid = self.names.uuid();
             let name_prefix = format!("{prefix}{uuid}-");
+            let bucket_dir = bucket_path(&self.data_root, &ppath, bucket);
+            let placer = DataFilePlacer::new(&bucket_dir, self.external.as_ref(), &mut self.names);
             self.writers.insert(
                 key.clone(),
                 BucketWriter {
                     partition: row,
                     bucket,
-                    bucket_dir: bucket_path(&self.data_root, &ppath, bucket),
+                    bucket_dir,
+                    placer,
                     name_prefix,
                     uuid,
                     name_suffix: format!(".{format}"),
@@ -1316,10 +1327,9 @@ impl TableWrite {
                 });
                 self.done.push(sidecar);
             } else {
-                self.done.push(FileToPut {
-                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
-                    bytes,
-                });
+                let (path, external) = w.placer.place(&meta.file_name);
+                meta.external_path = external;
+                self.done.push(FileToPut { path, bytes });
             }
             if changelog {
                 w.changelog_files.push(meta);
@@ -1411,6 +1421,7 @@ fn close_append_file(
     let row_count = open.encoder.row_count() as i64;
     let (value_stats, value_stats_cols) = open.stats.finish()?;
     let bytes = open.encoder.finish()?;
+    let (path, external_path) = w.placer.place(&open.name);
     let meta = DataFileMeta {
         file_name: open.name.clone(),
         file_size: bytes.len() as i64,
@@ -1429,24 +1440,27 @@ fn close_append_file(
         embedded_index: None,
         file_source: Some(FileSource::Append),
         value_stats_cols,
-        external_path: None,
+        external_path,
         // Row tracking: the commit assigns it.
         first_row_id: None,
         write_cols: blob.map(|b| b.normal_names.clone()),
         write_cols_sequences: None,
     };
     let mut out = vec![FileToPut {
-        path: format!("{}/{}", w.bucket_dir, open.name),
+        path,
         bytes: Bytes::from(bytes),
     }];
     w.new_files.push(meta);
     if let (Some(layout), Some(files)) = (blob, open.blobs) {
         for f in files.finish(layout, row_count, schema_id, time_millis)? {
+            let mut meta = f.meta;
+            let (path, external_path) = w.placer.place(&meta.file_name);
+            meta.external_path = external_path;
             out.push(FileToPut {
-                path: format!("{}/{}", w.bucket_dir, f.meta.file_name),
+                path,
                 bytes: f.bytes,
             });
-            w.new_files.push(f.meta);
+            w.new_files.push(meta);
         }
     }
     Ok(out)

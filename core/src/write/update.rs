@@ -35,6 +35,7 @@ use crate::spec::{BinaryRow, DataField, DataFileMeta, FileSource, SimpleStats, T
 use crate::types::paimon_to_arrow_schema;
 use crate::write::blob_write::BlobLayout;
 use crate::write::encode::DataFileEncoder;
+use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
 use crate::write::stats::StatsCollector;
 use crate::write::{FileToPut, WriteOptions};
@@ -71,6 +72,12 @@ pub struct UpdateWriter {
     /// `data-<uuid>-` of this writer's files and their counter.
     prefix: String,
     files_named: u32,
+    /// `data-file.external-paths`: the roots new files go to, `None` for the table directory.
+    external: Option<ExternalPaths>,
+    /// Seeds the external-path choosers.
+    names: NameSource,
+    /// Where the files of each (partition, bucket) go.
+    placers: BTreeMap<(Vec<u8>, i32), DataFilePlacer>,
     new_files: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<DataFileMeta>)>,
     done: Vec<FileToPut>,
 }
@@ -81,7 +88,8 @@ impl UpdateWriter {
     /// # Errors
     /// [`Error::Invalid`] when the table is not a data-evolution table
     /// (`row-tracking.enabled` and `data-evolution.enabled`); as the append writer for
-    /// options it does not support (deletion vectors, external paths, inline blobs).
+    /// options it does not support (deletion vectors, inline blobs); an invalid
+    /// `data-file.external-paths*` option.
     pub fn try_new(schema: TableSchema, options: WriteOptions) -> Result<Self> {
         let core = schema.core_options();
         if !(core.row_tracking_enabled()? && core.data_evolution_enabled()?) {
@@ -95,14 +103,7 @@ impl UpdateWriter {
                 "updating data-evolution tables with deletion vectors",
             ));
         }
-        if core
-            .get("data-file.external-paths")
-            .is_some_and(|v| !v.trim().is_empty())
-        {
-            return Err(Error::unsupported(
-                "writing tables with data-file.external-paths",
-            ));
-        }
+        let external = ExternalPaths::from_options(&core)?;
         let target_file_size = crate::spec::options::parse_memory_size(
             core.get("target-file-size").unwrap_or("256 mb"),
         )
@@ -141,6 +142,9 @@ impl UpdateWriter {
             time_millis: options.time_millis,
             prefix,
             files_named: 0,
+            external,
+            names,
+            placers: BTreeMap::new(),
             new_files: BTreeMap::new(),
             done: Vec::new(),
             schema,
@@ -204,6 +208,7 @@ impl UpdateWriter {
         }
         let ppath = partition_path(&self.partition_fields, &update.partition, &self.naming)?;
         let bucket_dir = bucket_path(&self.data_root, &ppath, update.bucket);
+        let placer_key = (update.partition.to_serialized(), update.bucket);
         let schema_id = self.schema.id;
         let time_millis = self.time_millis;
         let mut metas = Vec::new();
@@ -227,6 +232,7 @@ impl UpdateWriter {
             stats.update(batch.columns())?;
             let (value_stats, value_stats_cols) = stats.finish()?;
             let bytes = encoder.finish()?;
+            let (path, external_path) = self.place(&placer_key, &bucket_dir, &name);
             metas.push(DataFileMeta {
                 file_name: name.clone(),
                 file_size: bytes.len() as i64,
@@ -245,13 +251,13 @@ impl UpdateWriter {
                 embedded_index: None,
                 file_source: Some(FileSource::Append),
                 value_stats_cols,
-                external_path: None,
+                external_path,
                 first_row_id: Some(update.first_row_id),
                 write_cols: Some(normal_fields.iter().map(|f| f.name.clone()).collect()),
                 write_cols_sequences: None,
             });
             self.done.push(FileToPut {
-                path: format!("{bucket_dir}/{name}"),
+                path,
                 bytes: Bytes::from(bytes),
             });
         }
@@ -278,11 +284,14 @@ impl UpdateWriter {
             );
             self.blob = Some(layout);
             for f in written? {
+                let mut meta = f.meta;
+                let (path, external_path) = self.place(&placer_key, &bucket_dir, &meta.file_name);
+                meta.external_path = external_path;
                 self.done.push(FileToPut {
-                    path: format!("{bucket_dir}/{}", f.meta.file_name),
+                    path,
                     bytes: f.bytes,
                 });
-                metas.push(f.meta);
+                metas.push(meta);
             }
         }
         let key = (update.partition.to_serialized(), update.bucket);
@@ -292,6 +301,22 @@ impl UpdateWriter {
             .1
             .extend(metas);
         Ok(())
+    }
+
+    /// Where a new file `name` of the bucket `key` (directory `bucket_dir`) goes: the path to
+    /// `Put` and its `_EXTERNAL_PATH`.
+    fn place(
+        &mut self,
+        key: &(Vec<u8>, i32),
+        bucket_dir: &str,
+        name: &str,
+    ) -> (String, Option<String>) {
+        let external = self.external.as_ref();
+        let names = &mut self.names;
+        self.placers
+            .entry(key.clone())
+            .or_insert_with(|| DataFilePlacer::new(bucket_dir, external, names))
+            .place(name)
     }
 
     /// Files completed so far, to be written by the host (create-new) before the commit.

@@ -453,20 +453,25 @@ async fn absolute_uris_resolve_to_external_local_files() {
     assert!(Arc::ptr_eq(&a.store, &b.store));
     assert!(!Arc::ptr_eq(&a.store, host.store()));
     assert_eq!(b.path.as_ref(), "elsewhere/b");
+    // Listing an external root answers absolute paths of the prefix's form.
     let listed = host
         .answer(&IoOp::List {
-            prefix: format!("file:{base}/ext/"),
+            prefix: format!("file:{base}/ext/bucket-"),
         })
         .await;
-    assert!(
-        matches!(
-            &listed,
-            IoAnswer::Error {
-                kind: IoErrorKind::Unsupported,
-                ..
-            }
-        ),
-        "{listed:?}"
+    let IoAnswer::List { objects } = &listed else {
+        panic!("{listed:?}");
+    };
+    let paths: Vec<(&str, u64)> = objects
+        .iter()
+        .map(|o| (o.path.as_str(), o.size_bytes))
+        .collect();
+    assert_eq!(
+        paths,
+        [(
+            format!("file:{base}/ext/bucket-0/data-1.parquet").as_str(),
+            14
+        )]
     );
     std::fs::remove_dir_all(base).unwrap();
 }

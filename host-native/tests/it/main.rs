@@ -14,6 +14,7 @@ mod compact_pk;
 mod cross_partition;
 mod delete_dv;
 mod dynamic_bucket;
+mod external_paths;
 mod http;
 mod maintenance;
 mod managed_blob;

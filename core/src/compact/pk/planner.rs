@@ -538,23 +538,26 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
     check_compaction_options(&options)
 }
 
-/// Refuse the options no primary-key compaction here implements: `record-level.expire-time`
-/// and `data-file.external-paths`.
+/// Refuse the options no primary-key compaction here implements: `record-level.expire-time`,
+/// and `data-file.external-paths` together with `index-file-in-data-file-dir` (the vector
+/// index files would go to the external paths too). Outputs of tables with external paths go
+/// there (see [`crate::write::external`]).
 ///
 /// # Errors
-/// [`Error::Unsupported`] naming the option.
+/// [`Error::Unsupported`] naming the option; [`Error::Invalid`] for a bad
+/// `data-file.external-paths*` option.
 pub(crate) fn check_compaction_options(options: &crate::spec::CoreOptions) -> Result<()> {
     if options.get("record-level.expire-time").is_some() {
         return Err(Error::unsupported(
             "compacting tables with record-level.expire-time",
         ));
     }
-    if options
-        .get("data-file.external-paths")
-        .is_some_and(|v| !v.trim().is_empty())
+    if crate::write::external::ExternalPaths::from_options(options)?.is_some()
+        && options.index_file_in_data_file_dir()?
     {
         return Err(Error::unsupported(
-            "compacting tables with data-file.external-paths",
+            "compacting tables with data-file.external-paths and \
+             'index-file-in-data-file-dir' = true",
         ));
     }
     Ok(())

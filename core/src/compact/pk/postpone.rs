@@ -29,7 +29,8 @@
 //! Deletion-vector tables: the bucket compactions keep the buckets' vectors as for any
 //! deletion-vector table (level 0 is forced up, replaced rows above it are marked).
 //!
-//! Unsupported (errors saying so): BLOB columns, record-level expiry, external data paths.
+//! Unsupported (errors saying so): BLOB columns, record-level expiry; external data paths
+//! with `index-file-in-data-file-dir`.
 
 use std::collections::BTreeMap;
 

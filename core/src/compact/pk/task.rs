@@ -54,6 +54,7 @@ use crate::spec::{
 };
 use crate::write::deletion_vectors::put_dv_index_file;
 use crate::write::encode::DataFileEncoder;
+use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
 use crate::write::kv_file::{KvFileSpec, changelog_prefix};
 use crate::write::managed_blob::SidecarCollector;
@@ -189,6 +190,9 @@ struct TaskRun<'a> {
     vectors: Option<BucketVectors>,
     /// UUID of the new index file's name.
     index_uuid: String,
+    /// Where outputs and changelog files go (the bucket directory or
+    /// `data-file.external-paths`, as Java's per-bucket writer factory).
+    placer: DataFilePlacer,
     /// `changelog-producer.row-deduplicate`: the merge-output columns compared (the value
     /// columns but `changelog-producer.row-deduplicate-ignore-fields`).
     row_dedup: Option<Vec<usize>>,
@@ -260,6 +264,11 @@ impl<'a> TaskRun<'a> {
             != KvFileSpec::for_level(&options, task.unit.output_level)?.format)
             .then(|| (names.uuid(), 0));
         let index_uuid = names.uuid();
+        let placer = DataFilePlacer::new(
+            &task.bucket_path,
+            ExternalPaths::from_options(&options)?.as_ref(),
+            &mut names,
+        );
         let dedup_key = "changelog-producer.row-deduplicate";
         let row_dedup = match options.get(dedup_key).map(str::trim) {
             None => false,
@@ -332,6 +341,7 @@ impl<'a> TaskRun<'a> {
             stats: PkCompactStats::default(),
             vectors: None,
             index_uuid,
+            placer,
             row_dedup,
             held_before: None,
         })
@@ -905,6 +915,12 @@ impl<'a> TaskRun<'a> {
             self.written.push(sidecar.path);
             extra_files.push(name);
         }
+        let (path, external_path) = if extra_files.is_empty() {
+            self.placer.place(&w.name)
+        } else {
+            // A file with a sidecar stays next to it, in the bucket directory.
+            (format!("{}/{}", self.task.bucket_path, w.name), None)
+        };
         let meta = DataFileMeta {
             file_name: w.name.clone(),
             file_size: bytes.len() as i64,
@@ -932,12 +948,11 @@ impl<'a> TaskRun<'a> {
                 FileSource::Compact
             }),
             value_stats_cols,
-            external_path: None,
+            external_path,
             first_row_id: None,
             write_cols: None,
             write_cols_sequences: None,
         };
-        let path = meta.path_in_bucket(&self.task.bucket_path);
         if !io
             .put(&path, Bytes::from(bytes), PutMode::CreateNew)
             .await?
