@@ -9,6 +9,10 @@
 //! with the table's writer rolling at `target-file-size`, then [`AppendCompactTask::finish`]
 //! turns the written files into the [`CommitMessage`] committed with kind `COMPACT`.
 //!
+//! Row-tracking tables (`row-tracking.enabled` without data evolution): the rows are read
+//! with `_ROW_ID` and `_SEQUENCE_NUMBER` and written with both
+//! ([`CompactRewriter::try_new_row_tracking`]), as Java's compactors do.
+//!
 //! Deletion vectors (`deletion-vectors.enabled`): the planners take the snapshot's live
 //! vectors ([`AppendDvIndex`]) and follow Java's deletion-vector modes (see [`plan_unaware`]
 //! and [`plan_bucketed`]). A task reads its inputs with their vectors applied
@@ -369,7 +373,8 @@ impl AppendCompactTask {
     /// [`dv_index_machine`] (`index`): the inputs are `compact_before`, the outputs
     /// `compact_after` with file source `COMPACT` and sequence numbers counted on from the
     /// first input's minimum, one per row, as Java's `BaseAppendFileStoreWrite#compactRewrite`
-    /// counts them; the index files go to the compact increment's `new_index_files` and
+    /// counts them (outputs that store `_SEQUENCE_NUMBER`, see
+    /// [`CompactRewriter::try_new_row_tracking`], keep the range of their rows); the index files go to the compact increment's `new_index_files` and
     /// `deleted_index_files` (Java `AppendCompactTask#doCompact`; fixed buckets list the
     /// replaced file too, which Java leaves to the index manifest's per-bucket replacement).
     ///

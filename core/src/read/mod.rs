@@ -37,9 +37,7 @@ use crate::scan::{DataSplit, DeletionFile, Plan, TableKind};
 use crate::spec::{CoreOptions, DataField, DataFileMeta, TableSchema};
 use crate::types::paimon_to_arrow_field;
 
-pub use file::{
-    FileColumn, FileRead, FileReadSpec, POSITION, ROW_ID, SEQUENCE_NUMBER, VALUE_KIND,
-};
+pub use file::{FileColumn, FileRead, FileReadSpec, POSITION, ROW_ID, SEQUENCE_NUMBER, VALUE_KIND};
 
 /// Default rows per output batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -431,6 +429,11 @@ async fn read_split_into(
         TableKind::Append if ctx.row_ranges.is_none() => {
             read_append_split(io, ctx, split, sink).await
         }
+        // Files a compaction of a row-tracking table wrote store their row ids and have no
+        // `first_row_id`: such splits are read whole and filtered by `_ROW_ID`.
+        TableKind::Append if split.data_files.iter().any(|f| f.first_row_id.is_none()) => {
+            read_append_split(io, ctx, split, sink).await
+        }
         // Row-tracking append tables with row ranges read like data-evolution splits (every
         // file is its own row-id group).
         TableKind::Append | TableKind::DataEvolution => {
@@ -499,7 +502,8 @@ pub(crate) fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile
         .and_then(|d| d.as_ref())
 }
 
-/// Append (and raw data-evolution) split: files in order.
+/// Append (and raw data-evolution) split: files in order; with row ranges (row-tracking
+/// tables) only the rows whose `_ROW_ID` lies in them.
 ///
 /// Row-tracking tables: `_ROW_ID` is the value a compaction stored in the file (a
 /// `_ROW_ID` column listed in its `write_cols`), else `first_row_id + position`;
@@ -512,7 +516,8 @@ async fn read_append_split(
     sink: &mut Sink<'_>,
 ) -> Result<()> {
     let needed = ctx.needed_fields();
-    let wants_row_id = ctx.columns.contains(&OutputColumn::RowId);
+    let row_ranges = ctx.row_ranges.as_ref();
+    let wants_row_id = ctx.columns.contains(&OutputColumn::RowId) || row_ranges.is_some();
     let wants_seq = ctx.columns.contains(&OutputColumn::SequenceNumber);
     let mut file_columns: Vec<FileColumn> = needed.into_iter().map(FileColumn::Field).collect();
     if wants_row_id {
@@ -540,6 +545,10 @@ async fn read_append_split(
         .await?;
         while let Some(batch) = reader.next_batch(io).await? {
             let batch = add_row_tracking_columns(batch, file, &path, wants_row_id, wants_seq)?;
+            let batch = match row_ranges {
+                Some(index) => select_row_ranges(batch, index, &path)?,
+                None => batch,
+            };
             sink.push(batch).await?;
             if sink.full() {
                 break;
@@ -547,6 +556,20 @@ async fn read_append_split(
         }
     }
     Ok(())
+}
+
+/// The rows of `batch` (which has a `_ROW_ID` column) whose row id lies in `index`.
+fn select_row_ranges(batch: RecordBatch, index: &RowRangeIndex, path: &str) -> Result<RecordBatch> {
+    let ids = batch
+        .column_by_name(ROW_ID)
+        .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>())
+        .ok_or_else(|| Error::invalid(format!("read of {path} has no _ROW_ID column")))?;
+    let keep: arrow_array::BooleanArray = ids
+        .iter()
+        .map(|id| Some(id.is_some_and(|id| index.contains(id))))
+        .collect();
+    arrow_select::filter::filter_record_batch(&batch, &keep)
+        .map_err(|e| Error::arrow(format!("row ranges of {path}"), e))
 }
 
 /// Resolve the row-tracking columns of a batch read with [`FileColumn::Position`] and

@@ -212,9 +212,21 @@ fn a_batch_commit_already_applied_leaves_nothing() {
 
 /// Every row of the latest snapshot as `a|s|_ROW_ID|_SEQUENCE_NUMBER`, sorted.
 fn tracked_rows(store: &mut MemoryStore) -> Vec<String> {
+    tracked_rows_in(store, None)
+}
+
+/// [`tracked_rows`] of the rows whose `_ROW_ID` lies in `ranges` (`None`: every row).
+fn tracked_rows_in(
+    store: &mut MemoryStore,
+    ranges: Option<Vec<crate::evolution::row_range::RowRange>>,
+) -> Vec<String> {
     use arrow_array::{Array, Int32Array, Int64Array, StringArray};
     let m = Machine::new("read", |io| async move {
-        let plan = crate::scan::planner::plan_scan(&io, &Default::default()).await?;
+        let mut request = crate::scan::planner::ScanRequest::default();
+        if let Some(r) = ranges {
+            request = request.with_row_ranges(r);
+        }
+        let plan = crate::scan::planner::plan_scan(&io, &request).await?;
         let names: Vec<String> = ["a", "s", "_ROW_ID", "_SEQUENCE_NUMBER"]
             .map(String::from)
             .to_vec();
@@ -306,8 +318,20 @@ fn row_tracking_compaction_keeps_row_ids_and_sequence_numbers() {
         Some(&["a", "s", "_ROW_ID", "_SEQUENCE_NUMBER"].map(String::from)[..])
     );
     // Value stats cover the system columns too (dense: every column, no stats cols).
-    assert_eq!((f.value_stats_cols.as_ref(), f.value_stats.min_values.arity()), (None, 4));
+    assert_eq!(
+        (
+            f.value_stats_cols.as_ref(),
+            f.value_stats.min_values.arity()
+        ),
+        (None, 4)
+    );
     assert_eq!(tracked_rows(&mut store), before);
+    // Row ranges select by the stored row ids.
+    let ranges = crate::evolution::row_range::parse_row_ranges("3-4,14").unwrap();
+    assert_eq!(
+        tracked_rows_in(&mut store, Some(ranges)),
+        ["20|x2|3|3", "21|x2|4|3", "44|x4|14|5"].map(String::from)
+    );
 
     // A later write continues at the next row id; a second compaction keeps the stored ids.
     write(&mut store, csv("a,s\n90,y\n91,y\n"), 20).unwrap();
