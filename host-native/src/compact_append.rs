@@ -26,10 +26,11 @@
 //! deletion-vector modes from the snapshot's index manifest; the vectors of the compacted
 //! files leave the index with the commit (see [`paimon_kernel::compact::append`]).
 //!
+//! Row-tracking append tables without data evolution keep every row's `_ROW_ID` and
+//! `_SEQUENCE_NUMBER`: the outputs store both, as Java's compactors write them.
+//!
 //! Not supported (the error says so): primary-key tables (see [`crate::compact`]),
-//! data-evolution files with deletion vectors, row-tracking tables without data evolution
-//! (Java rewrites their `_ROW_ID`/`_SEQUENCE_NUMBER` into the files), `.blob` file
-//! compaction.
+//! data-evolution files with deletion vectors, `.blob` file compaction.
 //!
 //! A compaction racing other commits is checked by the commit (its inputs must still be live;
 //! data-evolution row-id checks): on a conflict nothing is published and the files written

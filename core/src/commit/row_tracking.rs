@@ -6,10 +6,34 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::spec::{FileSource, ManifestEntry};
+use crate::spec::{DataField, DataType, FileSource, ManifestEntry, TypeKind};
 
 /// Name of the row-id system column (Java `SpecialFields.ROW_ID`).
 pub const ROW_ID_FIELD: &str = "_ROW_ID";
+/// Field id of `_ROW_ID` (Java `SpecialFields.ROW_ID`: `Integer.MAX_VALUE - 5`).
+pub const ROW_ID_FIELD_ID: i32 = i32::MAX - 5;
+/// Name of the sequence-number system column (Java `SpecialFields.SEQUENCE_NUMBER`).
+pub const SEQUENCE_NUMBER_FIELD: &str = "_SEQUENCE_NUMBER";
+
+/// The two columns a compaction of a row-tracking table writes after the table's fields:
+/// `_ROW_ID` and `_SEQUENCE_NUMBER`, both `BIGINT NOT NULL`, with their system field ids.
+///
+/// Source: Java `SpecialFields.rowTypeWithRowTracking(rowType)` (the write type Java's
+/// compactors set on row-tracking tables).
+pub fn row_tracking_fields() -> [DataField; 2] {
+    [
+        DataField::new(
+            ROW_ID_FIELD_ID,
+            ROW_ID_FIELD,
+            DataType::not_null(TypeKind::BigInt),
+        ),
+        DataField::new(
+            crate::write::table_write::SEQUENCE_NUMBER_FIELD_ID,
+            SEQUENCE_NUMBER_FIELD,
+            DataType::not_null(TypeKind::BigInt),
+        ),
+    ]
+}
 
 /// Dedicated BLOB files (Java `BlobFileFormat.isBlobFile`).
 pub fn is_blob_file(file_name: &str) -> bool {

@@ -9,6 +9,10 @@
 //! with the table's writer rolling at `target-file-size`, then [`AppendCompactTask::finish`]
 //! turns the written files into the [`CommitMessage`] committed with kind `COMPACT`.
 //!
+//! Row-tracking tables (`row-tracking.enabled` without data evolution): the rows are read
+//! with `_ROW_ID` and `_SEQUENCE_NUMBER` and written with both
+//! ([`CompactRewriter::try_new_row_tracking`]), as Java's compactors do.
+//!
 //! Deletion vectors (`deletion-vectors.enabled`): the planners take the snapshot's live
 //! vectors ([`AppendDvIndex`]) and follow Java's deletion-vector modes (see [`plan_unaware`]
 //! and [`plan_bucketed`]). A task reads its inputs with their vectors applied
@@ -27,6 +31,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 
+use crate::commit::row_tracking::{SEQUENCE_NUMBER_FIELD, row_tracking_fields};
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::compact::CompactionUnitSummary;
 use crate::error::{Error, Result};
@@ -368,7 +373,8 @@ impl AppendCompactTask {
     /// [`dv_index_machine`] (`index`): the inputs are `compact_before`, the outputs
     /// `compact_after` with file source `COMPACT` and sequence numbers counted on from the
     /// first input's minimum, one per row, as Java's `BaseAppendFileStoreWrite#compactRewrite`
-    /// counts them; the index files go to the compact increment's `new_index_files` and
+    /// counts them (outputs that store `_SEQUENCE_NUMBER`, see
+    /// [`CompactRewriter::try_new_row_tracking`], keep the range of their rows); the index files go to the compact increment's `new_index_files` and
     /// `deleted_index_files` (Java `AppendCompactTask#doCompact`; fixed buckets list the
     /// replaced file too, which Java leaves to the index manifest's per-bucket replacement).
     ///
@@ -410,8 +416,16 @@ impl AppendCompactTask {
                     f.file_name, f.row_count
                 )));
             }
-            f.min_sequence_number = next;
-            f.max_sequence_number = next.saturating_add(f.row_count).saturating_sub(1);
+            // Outputs that store `_SEQUENCE_NUMBER` (row-tracking tables) keep the range of
+            // their rows' values (Java `RowDataFileSequenceNumberTracker`).
+            let stores_sequence = f
+                .write_cols
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|n| n == SEQUENCE_NUMBER_FIELD));
+            if !stores_sequence {
+                f.min_sequence_number = next;
+                f.max_sequence_number = next.saturating_add(f.row_count).saturating_sub(1);
+            }
             next = next.saturating_add(f.row_count);
             f.file_source = Some(FileSource::Compact);
             after.push(f);
@@ -852,6 +866,63 @@ pub struct CompactRewriter {
     write: TableWrite,
     partition: BinaryRow,
     bucket: i32,
+    /// Row-tracking rewrites ([`CompactRewriter::try_new_row_tracking`]).
+    tracking: Option<TrackedRows>,
+}
+
+/// What a row-tracking rewrite remembers to describe its outputs: the write columns and the
+/// `_SEQUENCE_NUMBER` of every row written so far, run-length encoded as (value, rows) in
+/// write order (rows of one input file share their value, so the runs stay few).
+#[derive(Debug)]
+struct TrackedRows {
+    write_cols: Vec<String>,
+    sequences: std::collections::VecDeque<(i64, u64)>,
+}
+
+impl TrackedRows {
+    fn push(&mut self, batch: &arrow_array::RecordBatch) -> Result<()> {
+        use arrow_array::Array;
+        let column = batch
+            .column_by_name(SEQUENCE_NUMBER_FIELD)
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>())
+            .ok_or_else(|| {
+                Error::invalid("a row-tracking compaction read rows without _SEQUENCE_NUMBER")
+            })?;
+        if column.null_count() > 0 {
+            return Err(Error::invalid(
+                "a row-tracking compaction read rows with a null _SEQUENCE_NUMBER",
+            ));
+        }
+        for v in column.values().iter().copied() {
+            match self.sequences.back_mut() {
+                Some((last, n)) if *last == v => *n += 1,
+                _ => self.sequences.push_back((v, 1)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The (min, max) `_SEQUENCE_NUMBER` of the next `rows` rows, which it consumes.
+    fn take(&mut self, rows: u64, file: &str) -> Result<(i64, i64)> {
+        let mut left = rows;
+        let (mut min, mut max) = (i64::MAX, i64::MIN);
+        while left > 0 {
+            let Some((v, n)) = self.sequences.front_mut() else {
+                return Err(Error::invalid(format!(
+                    "compaction output {file} holds more rows than were written"
+                )));
+            };
+            min = min.min(*v);
+            max = max.max(*v);
+            let used = left.min(*n);
+            *n -= used;
+            left -= used;
+            if *n == 0 {
+                self.sequences.pop_front();
+            }
+        }
+        Ok(if rows == 0 { (0, 0) } else { (min, max) })
+    }
 }
 
 impl CompactRewriter {
@@ -885,7 +956,48 @@ impl CompactRewriter {
             write: TableWrite::try_new(schema, restore, options)?,
             partition,
             bucket,
+            tracking: None,
         })
+    }
+
+    /// A rewriter for a row-tracking append table (without data evolution) whose latest
+    /// schema is `schema`: its files hold the table's columns followed by `_ROW_ID` and
+    /// `_SEQUENCE_NUMBER` (the input batches must carry both, as the read materialises them),
+    /// so every row keeps its row id and sequence number. [`CompactRewriter::finish`] gives
+    /// each file `write_cols` = those columns, no `first_row_id`, and the smallest and largest
+    /// `_SEQUENCE_NUMBER` of its rows as its sequence range.
+    ///
+    /// Source: Java's append compactors on row-tracking tables
+    /// (`write.withWriteType(SpecialFields.rowTypeWithRowTracking(rowType))` before
+    /// `BaseAppendFileStoreWrite#compactRewrite`; `RowDataFileSequenceNumberTracker` in
+    /// release-2.0.0; `RowDataFileWriter#result` leaves `firstRowId` null).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the table has a column named `_ROW_ID` or `_SEQUENCE_NUMBER`;
+    /// else as [`CompactRewriter::try_new`].
+    pub fn try_new_row_tracking(
+        mut schema: TableSchema,
+        partition: BinaryRow,
+        bucket: i32,
+        total_buckets: Option<i32>,
+        options: WriteOptions,
+    ) -> Result<Self> {
+        for f in row_tracking_fields() {
+            if schema.fields.iter().any(|c| c.name == f.name) {
+                return Err(Error::invalid(format!(
+                    "column {} of a row-tracking table conflicts with the row-tracking column",
+                    f.name
+                )));
+            }
+            schema.fields.push(f);
+        }
+        let write_cols = schema.fields.iter().map(|f| f.name.clone()).collect();
+        let mut rewriter = Self::try_new(schema, partition, bucket, total_buckets, false, options)?;
+        rewriter.tracking = Some(TrackedRows {
+            write_cols,
+            sequences: Default::default(),
+        });
+        Ok(rewriter)
     }
 
     /// Columns the input batches must have (by name).
@@ -896,8 +1008,12 @@ impl CompactRewriter {
     /// Write rows read from the task's files.
     ///
     /// # Errors
-    /// As [`TableWrite::write`].
+    /// As [`TableWrite::write`]; a row-tracking rewrite also wants a `_SEQUENCE_NUMBER`
+    /// column without nulls ([`Error::Invalid`]).
     pub fn write(&mut self, batch: &arrow_array::RecordBatch) -> Result<()> {
+        if let Some(t) = &mut self.tracking {
+            t.push(batch)?;
+        }
         self.write.write(batch)
     }
 
@@ -923,6 +1039,21 @@ impl CompactRewriter {
                 )));
             }
             out.extend(m.data_increment.new_files);
+        }
+        if let Some(t) = &mut self.tracking {
+            for f in &mut out {
+                let rows = u64::try_from(f.row_count).map_err(|_| {
+                    Error::invalid(format!(
+                        "compaction output {} has row count {}",
+                        f.file_name, f.row_count
+                    ))
+                })?;
+                let (min, max) = t.take(rows, &f.file_name)?;
+                f.min_sequence_number = min;
+                f.max_sequence_number = max;
+                f.first_row_id = None;
+                f.write_cols = Some(t.write_cols.clone());
+            }
         }
         Ok(out)
     }

@@ -18,14 +18,19 @@
 //! `full`), data-evolution tables Java release-2.0.0's `DataEvolutionCompactCoordinator`. See
 //! [`crate::compact::append`] and [`crate::compact::data_evolution`].
 //!
+//! Row-tracking append tables (`row-tracking.enabled` without data evolution; Java allows them
+//! only with `bucket` = -1) are planned as other unaware-bucket append tables; their tasks read
+//! `_ROW_ID` and `_SEQUENCE_NUMBER` with the rows and write both into the outputs, so no row
+//! changes its id or sequence number (see [`CompactRewriter::try_new_row_tracking`]).
+//!
 //! Not supported (the error says so): primary-key tables, data-evolution files with deletion
-//! vectors, row-tracking tables without data evolution (Java rewrites their `_ROW_ID` /
-//! `_SEQUENCE_NUMBER` into the files), `.blob` file compaction.
+//! vectors, `.blob` file compaction.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::commit::CommitMessage;
+use crate::commit::row_tracking::row_tracking_fields;
 use crate::compact::append::{
     AppendCompactOptions as CompactSettings, AppendCompactTask, AppendDvIndex, CompactRewriter,
     plan_bucketed, plan_unaware, rewrite_split, rewrite_task_dv_index,
@@ -111,10 +116,9 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
                 "append compaction of a primary-key table (use primary-key compaction)",
             ));
         }
-        TableKind::Append if options.row_tracking_enabled()? => {
-            return Err(Error::unsupported(
-                "compacting a row-tracking table without data evolution (its rewritten files \
-                 must store _ROW_ID and _SEQUENCE_NUMBER)",
+        TableKind::Append if options.row_tracking_enabled()? && options.bucket()? != -1 => {
+            return Err(Error::invalid(
+                "a row-tracking table needs 'bucket' = -1 (Java refuses other bucket modes)",
             ));
         }
         _ => {}
@@ -235,6 +239,9 @@ struct Job<'a> {
     /// The deletion vectors of `files` (same order), empty when none has one.
     deletion_files: &'a [Option<DeletionFile>],
     data_evolution: bool,
+    /// Row-tracking append table: the rows keep their `_ROW_ID` and `_SEQUENCE_NUMBER` in
+    /// the outputs ([`CompactRewriter::try_new_row_tracking`]).
+    row_tracking: bool,
 }
 
 /// Run every task of `plan` in plan order: the commit messages, one per task. The seeds of
@@ -255,7 +262,22 @@ pub async fn run_append_job<T: Send + 'static>(
     let mut messages = Vec::new();
     match &plan.tasks {
         AppendJobTasks::Append(tasks) => {
-            let ctx = Arc::new(ReadContext::try_new(&plan.scan, None, None, None, 0)?);
+            // Row-tracking tables: read every field with `_ROW_ID` and `_SEQUENCE_NUMBER`
+            // (Java `AppendOnlyFileStore#newWrite`: `SpecialFields.rowTypeWithRowTracking`).
+            let row_tracking =
+                CoreOptions::new(plan.scan.options.clone()).row_tracking_enabled()?;
+            let names = row_tracking.then(|| {
+                let mut names: Vec<String> = schema.fields.iter().map(|f| f.name.clone()).collect();
+                names.extend(row_tracking_fields().map(|f| f.name));
+                names
+            });
+            let ctx = Arc::new(ReadContext::try_new(
+                &plan.scan,
+                names.as_deref(),
+                None,
+                None,
+                0,
+            )?);
             for task in tasks {
                 let job = Job {
                     partition: &task.partition,
@@ -264,6 +286,7 @@ pub async fn run_append_job<T: Send + 'static>(
                     files: &task.files,
                     deletion_files: &task.deletion_files,
                     data_evolution: false,
+                    row_tracking,
                 };
                 let outputs = rewrite(
                     io,
@@ -300,6 +323,7 @@ pub async fn run_append_job<T: Send + 'static>(
                     files: &task.files,
                     deletion_files: &[],
                     data_evolution: true,
+                    row_tracking: false,
                 };
                 let outputs = rewrite(
                     io,
@@ -351,17 +375,28 @@ async fn rewrite<T>(
         deletion_files: (!job.deletion_files.is_empty()).then(|| job.deletion_files.to_vec()),
         raw_convertible: !job.data_evolution,
     };
-    let rewriter = CompactRewriter::try_new(
-        write_schema,
-        job.partition.clone(),
-        job.bucket,
-        job.total_buckets,
-        job.data_evolution,
-        WriteOptions {
-            seed: seeds.next_u64(),
-            time_millis,
-        },
-    )?;
+    let write_options = WriteOptions {
+        seed: seeds.next_u64(),
+        time_millis,
+    };
+    let rewriter = if job.row_tracking {
+        CompactRewriter::try_new_row_tracking(
+            write_schema,
+            job.partition.clone(),
+            job.bucket,
+            job.total_buckets,
+            write_options,
+        )?
+    } else {
+        CompactRewriter::try_new(
+            write_schema,
+            job.partition.clone(),
+            job.bucket,
+            job.total_buckets,
+            job.data_evolution,
+            write_options,
+        )?
+    };
     let output = rewrite_split(io, Arc::clone(ctx), split, rewriter).await?;
     written.extend(output.paths);
     Ok(output.files)

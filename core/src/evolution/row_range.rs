@@ -202,6 +202,12 @@ impl RowRangeIndex {
         sort_and_merge(&parts)
     }
 
+    /// True if `row_id` lies in one of the ranges.
+    pub fn contains(&self, row_id: i64) -> bool {
+        let i = self.ranges.partition_point(|r| r.to < row_id);
+        self.ranges.get(i).is_some_and(|r| r.from <= row_id)
+    }
+
     /// True if some requested row id lies in `file`.
     pub fn intersects(&self, file: RowRange) -> bool {
         !self.intersected_ranges(file.from, file.to).is_empty()
@@ -302,6 +308,10 @@ mod tests {
         assert_eq!(idx.split_ranges(&files), vec![r(0, 24)]);
         // Requested ranges clip per file.
         let idx = RowRangeIndex::new(&parse_row_ranges("5-7,25,58-70").unwrap());
+        let hits: Vec<i64> = (0..80).filter(|i| idx.contains(*i)).collect();
+        let mut want: Vec<i64> = vec![5, 6, 7, 25];
+        want.extend(58..=70);
+        assert_eq!(hits, want);
         let files = [r(50, 59), r(0, 9), r(20, 29)];
         assert_eq!(
             idx.split_ranges(&files),

@@ -59,8 +59,9 @@ impl ColumnStats {
 
 /// The fields of a data file's `_VALUE_STATS`: the fields of the file's schema
 /// (`file_schema_fields`, schema `_SCHEMA_ID`), projected by `_WRITE_COLS` when set, then by
-/// `_VALUE_STATS_COLS` when set (empty list = no value stats). `None` when a listed name is
-/// not in the schema (the statistics cannot be interpreted: use none).
+/// `_VALUE_STATS_COLS` when set (empty list = no value stats); `write_cols` may also name the
+/// row-tracking columns `_ROW_ID` and `_SEQUENCE_NUMBER`. `None` when a listed name is not in
+/// the schema (the statistics cannot be interpreted: use none).
 ///
 /// Source: Java `org.apache.paimon.stats.SimpleStatsEvolutions` / `EvolutionStatsCache`
 /// (`schema.project(writeCols).project(valueStatsCols)`).
@@ -68,10 +69,19 @@ pub fn value_stats_fields(
     file: &DataFileMeta,
     file_schema_fields: &[DataField],
 ) -> Option<Vec<DataField>> {
+    // `_ROW_ID` / `_SEQUENCE_NUMBER` in `write_cols`: files a compaction of a row-tracking
+    // table wrote (their stats cover both columns too).
+    let system = crate::commit::row_tracking::row_tracking_fields();
     let project = |fields: &[DataField], names: &[String]| -> Option<Vec<DataField>> {
         names
             .iter()
-            .map(|n| fields.iter().find(|f| &f.name == n).cloned())
+            .map(|n| {
+                fields
+                    .iter()
+                    .chain(system.iter())
+                    .find(|f| &f.name == n)
+                    .cloned()
+            })
             .collect()
     };
     let written = match &file.write_cols {

@@ -1740,4 +1740,15 @@ fn value_stats_fields_follow_write_cols_and_stats_cols() {
     // A stats column outside the written columns cannot be interpreted.
     file.value_stats_cols = Some(vec!["b".into()]);
     assert_eq!(ids(value_stats_fields(&file, &schema_fields)), None);
+    // A row-tracking compaction output: every field, then `_ROW_ID` and `_SEQUENCE_NUMBER`.
+    file.value_stats_cols = None;
+    file.write_cols = Some(
+        ["a", "b", "c", "_ROW_ID", "_SEQUENCE_NUMBER"]
+            .map(String::from)
+            .to_vec(),
+    );
+    assert_eq!(
+        ids(value_stats_fields(&file, &schema_fields)),
+        Some(vec![0, 1, 2, i32::MAX - 5, i32::MAX - 1])
+    );
 }

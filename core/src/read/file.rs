@@ -24,6 +24,8 @@ pub const SEQUENCE_NUMBER: &str = "_SEQUENCE_NUMBER";
 pub const VALUE_KIND: &str = "_VALUE_KIND";
 /// Name of the row id system column (row tracking).
 pub const ROW_ID: &str = "_ROW_ID";
+/// Name of the [`FileColumn::Position`] column.
+pub const POSITION: &str = "_POSITION";
 
 /// A column of a file read: a table field (by id, resolved against the file's schema) or a
 /// physical system column read by name.
@@ -34,6 +36,14 @@ pub enum FileColumn {
     /// A physical column of key-value files, read by its name, kept as stored
     /// (`_SEQUENCE_NUMBER` Int64, `_VALUE_KIND` Int8).
     System(&'static str),
+    /// A row-tracking column (`_ROW_ID`, `_SEQUENCE_NUMBER`) a compaction of a row-tracking
+    /// table wrote into the file: read by its name (Int64, nullable) when the file's
+    /// `write_cols` list it, else all null (the reader then derives it from the file's
+    /// metadata).
+    ///
+    /// Source: Java `RawFileSplitRead` (row-tracking files read with
+    /// `SpecialFields.rowTypeWithRowTracking(.., true, true)`).
+    Tracking(&'static str),
     /// The position of the row in the file (Int64), computed, not stored.
     Position,
 }
@@ -64,8 +74,11 @@ impl FileReadSpec {
                     FileColumn::System(name) => {
                         Field::new(*name, arrow_schema::DataType::Int64, false)
                     }
+                    FileColumn::Tracking(name) => {
+                        Field::new(*name, arrow_schema::DataType::Int64, true)
+                    }
                     FileColumn::Position => {
-                        Field::new("_POSITION", arrow_schema::DataType::Int64, false)
+                        Field::new(POSITION, arrow_schema::DataType::Int64, false)
                     }
                 })
             })
@@ -154,6 +167,9 @@ impl FileRead {
                     file_field(f, file_schema, write_cols).map(|f| f.name.clone())
                 }
                 FileColumn::System(n) => Some((*n).to_string()),
+                FileColumn::Tracking(n) => write_cols
+                    .is_some_and(|cols| cols.iter().any(|c| c == n))
+                    .then(|| (*n).to_string()),
                 FileColumn::Position => {
                     sources.push(Source::Position);
                     continue;

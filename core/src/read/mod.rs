@@ -37,7 +37,7 @@ use crate::scan::{DataSplit, DeletionFile, Plan, TableKind};
 use crate::spec::{CoreOptions, DataField, DataFileMeta, TableSchema};
 use crate::types::paimon_to_arrow_field;
 
-pub use file::{FileColumn, FileRead, FileReadSpec, ROW_ID, SEQUENCE_NUMBER, VALUE_KIND};
+pub use file::{FileColumn, FileRead, FileReadSpec, POSITION, ROW_ID, SEQUENCE_NUMBER, VALUE_KIND};
 
 /// Default rows per output batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -429,6 +429,11 @@ async fn read_split_into(
         TableKind::Append if ctx.row_ranges.is_none() => {
             read_append_split(io, ctx, split, sink).await
         }
+        // Files a compaction of a row-tracking table wrote store their row ids and have no
+        // `first_row_id`: such splits are read whole and filtered by `_ROW_ID`.
+        TableKind::Append if split.data_files.iter().any(|f| f.first_row_id.is_none()) => {
+            read_append_split(io, ctx, split, sink).await
+        }
         // Row-tracking append tables with row ranges read like data-evolution splits (every
         // file is its own row-id group).
         TableKind::Append | TableKind::DataEvolution => {
@@ -497,7 +502,13 @@ pub(crate) fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile
         .and_then(|d| d.as_ref())
 }
 
-/// Append (and raw data-evolution) split: files in order.
+/// Append (and raw data-evolution) split: files in order; with row ranges (row-tracking
+/// tables) only the rows whose `_ROW_ID` lies in them.
+///
+/// Row-tracking tables: `_ROW_ID` is the value a compaction stored in the file (a
+/// `_ROW_ID` column listed in its `write_cols`), else `first_row_id + position`;
+/// `_SEQUENCE_NUMBER` the stored value, else the file's `max_sequence_number` (Java
+/// `DataFileRecordReader` / `ColumnarRowIterator#assignRowTracking`).
 async fn read_append_split(
     io: &Io<RecordBatch>,
     ctx: &ReadContext,
@@ -505,11 +516,16 @@ async fn read_append_split(
     sink: &mut Sink<'_>,
 ) -> Result<()> {
     let needed = ctx.needed_fields();
-    let wants_row_id = ctx.columns.contains(&OutputColumn::RowId);
+    let row_ranges = ctx.row_ranges.as_ref();
+    let wants_row_id = ctx.columns.contains(&OutputColumn::RowId) || row_ranges.is_some();
     let wants_seq = ctx.columns.contains(&OutputColumn::SequenceNumber);
     let mut file_columns: Vec<FileColumn> = needed.into_iter().map(FileColumn::Field).collect();
     if wants_row_id {
         file_columns.push(FileColumn::Position);
+        file_columns.push(FileColumn::Tracking(ROW_ID));
+    }
+    if wants_seq {
+        file_columns.push(FileColumn::Tracking(SEQUENCE_NUMBER));
     }
     let spec = FileReadSpec::try_new(file_columns)?;
     for (i, file) in split.data_files.iter().enumerate() {
@@ -529,6 +545,10 @@ async fn read_append_split(
         .await?;
         while let Some(batch) = reader.next_batch(io).await? {
             let batch = add_row_tracking_columns(batch, file, &path, wants_row_id, wants_seq)?;
+            let batch = match row_ranges {
+                Some(index) => select_row_ranges(batch, index, &path)?,
+                None => batch,
+            };
             sink.push(batch).await?;
             if sink.full() {
                 break;
@@ -538,7 +558,28 @@ async fn read_append_split(
     Ok(())
 }
 
-/// Replace the position column by `_ROW_ID` and add `_SEQUENCE_NUMBER` where asked.
+/// The rows of `batch` (which has a `_ROW_ID` column) whose row id lies in `index`.
+fn select_row_ranges(batch: RecordBatch, index: &RowRangeIndex, path: &str) -> Result<RecordBatch> {
+    let ids = batch
+        .column_by_name(ROW_ID)
+        .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>())
+        .ok_or_else(|| Error::invalid(format!("read of {path} has no _ROW_ID column")))?;
+    let keep: arrow_array::BooleanArray = ids
+        .iter()
+        .map(|id| Some(id.is_some_and(|id| index.contains(id))))
+        .collect();
+    arrow_select::filter::filter_record_batch(&batch, &keep)
+        .map_err(|e| Error::arrow(format!("row ranges of {path}"), e))
+}
+
+/// Resolve the row-tracking columns of a batch read with [`FileColumn::Position`] and
+/// [`FileColumn::Tracking`] columns: `_ROW_ID` keeps its stored values and takes
+/// `first_row_id + position` where none is stored; `_SEQUENCE_NUMBER` keeps its stored
+/// values and takes the file's `max_sequence_number` elsewhere. The position column is
+/// dropped.
+///
+/// # Errors
+/// [`Error::Corrupt`] when a row has no stored `_ROW_ID` and the file no `first_row_id`.
 fn add_row_tracking_columns(
     batch: RecordBatch,
     file: &DataFileMeta,
@@ -546,49 +587,82 @@ fn add_row_tracking_columns(
     row_id: bool,
     seq: bool,
 ) -> Result<RecordBatch> {
+    use arrow_array::{Array, Int64Array};
     if !row_id && !seq {
         return Ok(batch);
     }
-    let mut fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    let mut columns = batch.columns().to_vec();
+    let schema = batch.schema();
+    let int64 = |name: &str| -> Result<Option<Int64Array>> {
+        match schema.index_of(name) {
+            Ok(i) => batch
+                .column(i)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| Error::invalid(format!("column {name} of {path} is not Int64"))),
+            Err(_) => Ok(None),
+        }
+    };
+    let mut fields: Vec<Field> = Vec::with_capacity(schema.fields().len());
+    let mut columns: Vec<arrow_array::ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for (f, c) in schema.fields().iter().zip(batch.columns()) {
+        match f.name().as_str() {
+            POSITION | ROW_ID | SEQUENCE_NUMBER => {}
+            _ => {
+                fields.push(f.as_ref().clone());
+                columns.push(Arc::clone(c));
+            }
+        }
+    }
     if row_id {
-        let first = file.first_row_id.ok_or_else(|| {
-            Error::corrupt(
-                path,
-                "manifest",
-                "data file of a row-tracking table without first_row_id",
-            )
-        })?;
-        let pos_idx = fields.len() - 1;
-        let positions = columns[pos_idx]
-            .as_any()
-            .downcast_ref::<arrow_array::Int64Array>()
-            .ok_or_else(|| Error::invalid("position column is not Int64"))?;
-        let ids: arrow_array::Int64Array = positions
-            .iter()
-            .map(|p| p.and_then(|p| p.checked_add(first)))
-            .collect();
-        columns[pos_idx] = Arc::new(ids);
-        fields[pos_idx] = Field::new(ROW_ID, arrow_schema::DataType::Int64, false);
+        let stored = int64(ROW_ID)?;
+        let positions = int64(POSITION)?
+            .ok_or_else(|| Error::invalid(format!("read of {path} has no position column")))?;
+        let all_stored = stored.as_ref().is_some_and(|s| s.null_count() == 0);
+        let ids: Int64Array = if all_stored {
+            stored.unwrap_or_else(|| Int64Array::from(Vec::<i64>::new()))
+        } else {
+            let first = file.first_row_id.ok_or_else(|| {
+                Error::corrupt(
+                    path,
+                    "manifest",
+                    "data file of a row-tracking table without first_row_id nor stored _ROW_ID",
+                )
+            })?;
+            (0..batch.num_rows())
+                .map(|i| match &stored {
+                    Some(s) if s.is_valid(i) => Ok(s.value(i)),
+                    _ => first.checked_add(positions.value(i)).ok_or_else(|| {
+                        Error::corrupt(path, "manifest", "row id overflows a BIGINT")
+                    }),
+                })
+                .collect::<Result<Vec<i64>>>()?
+                .into()
+        };
+        columns.push(Arc::new(ids));
+        fields.push(Field::new(ROW_ID, arrow_schema::DataType::Int64, false));
     }
     if seq {
-        columns.push(Arc::new(arrow_array::Int64Array::from_value(
-            file.max_sequence_number,
-            batch.num_rows(),
-        )));
+        let max = file.max_sequence_number;
+        let seqs = match int64(SEQUENCE_NUMBER)? {
+            Some(s) if s.null_count() == 0 => s,
+            Some(s) => s.iter().map(|v| Some(v.unwrap_or(max))).collect(),
+            None => Int64Array::from_value(max, batch.num_rows()),
+        };
+        columns.push(Arc::new(seqs));
         fields.push(Field::new(
             SEQUENCE_NUMBER,
             arrow_schema::DataType::Int64,
             false,
         ));
     }
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-        .map_err(|e| Error::arrow(format!("row tracking columns of {path}"), e))
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| Error::arrow(format!("row tracking columns of {path}"), e))
 }
 
 /// Primary-key split: sections of overlapping files, each merged.

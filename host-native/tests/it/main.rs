@@ -11,6 +11,7 @@ mod cli_blob;
 mod commit_messages;
 mod compact_append;
 mod compact_pk;
+mod compact_row_tracking;
 mod cross_partition;
 mod delete_dv;
 mod dynamic_bucket;

@@ -15,13 +15,18 @@ pub fn sorted_strings(rows: &[Value]) -> Vec<String> {
 
 /// Java Paimon 1.4.2's rows of `dir` (canonical JSON, sorted), when the checker exists.
 pub fn java_rows(dir: &Path) -> Option<Vec<String>> {
+    java_rows_with(dir, &[])
+}
+
+/// [`java_rows`] with more arguments of the checker (`--columns a,_ROW_ID`, `--snapshot N`).
+pub fn java_rows_with(dir: &Path, args: &[&str]) -> Option<Vec<String>> {
     let script = std::env::var_os("PAIMON_JAVA_CHECK")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
     if !script.exists() {
         return None;
     }
-    let out = Command::new(&script).arg(dir).output().unwrap();
+    let out = Command::new(&script).arg(dir).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "java read of {} failed: {}",

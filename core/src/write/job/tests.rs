@@ -209,3 +209,151 @@ fn a_batch_commit_already_applied_leaves_nothing() {
     let after: Vec<String> = store.objects.keys().cloned().collect();
     assert_eq!(after, before);
 }
+
+/// Every row of the latest snapshot as `a|s|_ROW_ID|_SEQUENCE_NUMBER`, sorted.
+fn tracked_rows(store: &mut MemoryStore) -> Vec<String> {
+    tracked_rows_in(store, None)
+}
+
+/// [`tracked_rows`] of the rows whose `_ROW_ID` lies in `ranges` (`None`: every row).
+fn tracked_rows_in(
+    store: &mut MemoryStore,
+    ranges: Option<Vec<crate::evolution::row_range::RowRange>>,
+) -> Vec<String> {
+    use arrow_array::{Array, Int32Array, Int64Array, StringArray};
+    let m = Machine::new("read", |io| async move {
+        let mut request = crate::scan::planner::ScanRequest::default();
+        if let Some(r) = ranges {
+            request = request.with_row_ranges(r);
+        }
+        let plan = crate::scan::planner::plan_scan(&io, &request).await?;
+        let names: Vec<String> = ["a", "s", "_ROW_ID", "_SEQUENCE_NUMBER"]
+            .map(String::from)
+            .to_vec();
+        let ctx = crate::read::ReadContext::try_new(&plan, Some(&names), None, None, 2)?;
+        let mut read = crate::read::read_splits(std::sync::Arc::new(ctx), plan.splits);
+        loop {
+            match read.step()? {
+                Step::NeedIo(requests) => {
+                    for r in requests {
+                        let answer = io.call(r.op).await;
+                        read.provide(r.id, answer)?;
+                    }
+                }
+                Step::Emit(batch) => io.emit_and_yield(batch).await,
+                Step::Work(items) => items.into_iter().for_each(Work::run),
+                Step::Wait => {}
+                Step::Done => return Ok(()),
+            }
+        }
+    });
+    let batches = store.run(m).unwrap();
+    let mut rows = Vec::new();
+    for b in batches {
+        let a = b.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+        let s = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        let id = b.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+        let seq = b.column(3).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(id.null_count() + seq.null_count(), 0);
+        for i in 0..b.num_rows() {
+            rows.push(format!(
+                "{}|{}|{}|{}",
+                a.value(i),
+                s.value(i),
+                id.value(i),
+                seq.value(i)
+            ));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// Row-tracking append tables: the compaction writes `_ROW_ID` and `_SEQUENCE_NUMBER` into
+/// its output (Java's layout: the table's columns then both system columns, `write_cols`
+/// naming them, no `first_row_id`, the rows' sequence range), so every row reads the same
+/// before and after; the commit assigns no ids and later writes continue from `nextRowId`.
+#[test]
+fn row_tracking_compaction_keeps_row_ids_and_sequence_numbers() {
+    let mut store = MemoryStore::new();
+    let schema = new_table_schema(
+        br#"{"fields": [{"name": "a", "type": "INT"}, {"name": "s", "type": "STRING"}],
+            "options": {"bucket": "-1", "row-tracking.enabled": "true"}}"#,
+        0,
+    )
+    .unwrap();
+    store.run(create_table_machine(schema)).unwrap();
+    for n in 0..5u64 {
+        let rows: String = (0..=n).map(|i| format!("{n}{i},x{n}\n")).collect();
+        write(&mut store, csv(&format!("a,s\n{rows}")), n + 1).unwrap();
+    }
+    let before = tracked_rows(&mut store);
+    assert_eq!(before.len(), 15);
+    assert!(before.contains(&"0|x0|0|1".to_string()), "{before:?}");
+    assert!(before.contains(&"44|x4|14|5".to_string()), "{before:?}");
+    let m = Machine::once("compact", |io| async move {
+        compact_job(&io, false, &settings(10)).await
+    });
+    let c = store.run(m).unwrap().remove(0);
+    assert_eq!((c.files_in, c.files_out), (5, 1));
+    assert_eq!(c.commit.snapshot_ids, vec![6]);
+    let m = Machine::once("files", |io| async move {
+        let schema = latest_schema(&io).await?;
+        let files = read_latest_live_files(&io, &schema).await?;
+        let id = latest_snapshot_id(&io).await?.unwrap_or_default();
+        Ok::<_, Error>((files, read_snapshot(&io, id).await?))
+    });
+    let (files, snapshot) = store.run(m).unwrap().remove(0);
+    let files = files.unwrap();
+    assert_eq!(snapshot.next_row_id, Some(15));
+    let f = &files.entries[0].file;
+    assert_eq!(files.entries.len(), 1);
+    assert_eq!(
+        (f.row_count, f.first_row_id, f.file_source),
+        (15, None, Some(crate::spec::FileSource::Compact))
+    );
+    assert_eq!((f.min_sequence_number, f.max_sequence_number), (1, 5));
+    assert_eq!(
+        f.write_cols.as_deref(),
+        Some(&["a", "s", "_ROW_ID", "_SEQUENCE_NUMBER"].map(String::from)[..])
+    );
+    // Value stats cover the system columns too (dense: every column, no stats cols).
+    assert_eq!(
+        (
+            f.value_stats_cols.as_ref(),
+            f.value_stats.min_values.arity()
+        ),
+        (None, 4)
+    );
+    assert_eq!(tracked_rows(&mut store), before);
+    // Row ranges select by the stored row ids.
+    let ranges = crate::evolution::row_range::parse_row_ranges("3-4,14").unwrap();
+    assert_eq!(
+        tracked_rows_in(&mut store, Some(ranges)),
+        ["20|x2|3|3", "21|x2|4|3", "44|x4|14|5"].map(String::from)
+    );
+
+    // A later write continues at the next row id; a second compaction keeps the stored ids.
+    write(&mut store, csv("a,s\n90,y\n91,y\n"), 20).unwrap();
+    let mut expected = before.clone();
+    expected.extend(["90|y|15|7", "91|y|16|7"].map(String::from));
+    expected.sort();
+    assert_eq!(tracked_rows(&mut store), expected);
+    let m = Machine::once("compact", |io| async move {
+        compact_job(&io, false, &settings(21)).await
+    });
+    // Two files (below `compaction.min.file-num` = 5): nothing to compact.
+    let c = store.run(m).unwrap().remove(0);
+    assert_eq!(c.tasks, 0);
+    for n in 0..3u64 {
+        write(&mut store, csv(&format!("a,s\n{},z\n", 100 + n)), 30 + n).unwrap();
+        expected.push(format!("{}|z|{}|{}", 100 + n, 17 + n, 8 + n));
+    }
+    expected.sort();
+    let m = Machine::once("compact", |io| async move {
+        compact_job(&io, false, &settings(40)).await
+    });
+    let c = store.run(m).unwrap().remove(0);
+    assert_eq!((c.files_in, c.files_out), (5, 1));
+    assert_eq!(tracked_rows(&mut store), expected);
+}
