@@ -7,7 +7,7 @@
 //! append tables [`plan_bucketed`]; unaware-bucket append tables [`plan_unaware`];
 //! data-evolution tables [`data_evolution::plan`]. A planner that refuses the table
 //! (`Unsupported`: e.g. postpone buckets, `changelog-producer = lookup`, data-evolution files
-//! with deletion vectors, row-tracking tables without data evolution) makes the preview
+//! with deletion vectors) makes the preview
 //! *unavailable* with the planner's reason instead of failing the view.
 
 use serde::{Deserialize, Serialize};
@@ -249,12 +249,6 @@ fn plan_append(
         (false, false, _) => "append-unaware",
     }
     .to_owned();
-    if !de && options.row_tracking_enabled()? {
-        return Err(Error::unsupported(
-            "compacting a row-tracking table without data evolution (its rewritten files must \
-             store _ROW_ID and _SEQUENCE_NUMBER)",
-        ));
-    }
     if de && options.deletion_vectors_enabled()? {
         let dvs = dv_index(index_entries);
         if let Some(e) = entries.iter().find(|e| {
