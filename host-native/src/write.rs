@@ -496,6 +496,14 @@ struct BackgroundMaintenance {
     failure: Option<Error>,
 }
 
+/// A background maintenance task of `table` that panicked or was cancelled.
+fn maintenance_task_failed(table: &Table, e: &tokio::task::JoinError) -> Error {
+    Error::Task {
+        machine: format!("maintenance after a commit to {}", table.location()),
+        detail: e.to_string(),
+    }
+}
+
 /// Lock the queue; a poisoned lock still holds consistent data (every update is one
 /// assignment).
 fn lock_background(
@@ -696,10 +704,7 @@ impl TableCommit {
             );
             queue.last = Some(tokio::spawn(async move {
                 let mut failure = match previous {
-                    Some(p) => p.await.err().map(|e| Error::Task {
-                        machine: format!("maintenance after a commit to {}", table.location()),
-                        detail: e.to_string(),
-                    }),
+                    Some(p) => p.await.err().map(|e| maintenance_task_failed(&table, &e)),
                     None => None,
                 };
                 if let Err(e) = table.run_maintain_plan(plan, time_millis, &user).await {
@@ -744,10 +749,7 @@ impl TableCommit {
         {
             lock_background(&self.background)
                 .failure
-                .get_or_insert(Error::Task {
-                    machine: format!("maintenance after a commit to {}", self.table.location()),
-                    detail: e.to_string(),
-                });
+                .get_or_insert(maintenance_task_failed(&self.table, &e));
         }
         match lock_background(&self.background).failure.take() {
             Some(e) => Err(e),

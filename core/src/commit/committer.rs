@@ -1001,17 +1001,16 @@ impl<T> Committer<'_, T> {
             } else {
                 self.live_entries(&manifests, &filter).await?
             };
-            let values_expiry = table
-                .partition_expire
-                .as_ref()
-                .and_then(|c| c.values_expiry(&table.partition_fields, self.options.time_millis));
             let ctx = ConflictContext {
                 partition_fields: &table.partition_fields,
                 key_types: table.key_types.as_deref(),
                 data_evolution: table.data_evolution,
                 base_commit_user: &latest.commit_user,
                 commit_user: &self.options.commit_user,
-                values_expiry: values_expiry.as_ref(),
+                partition_expire: table
+                    .partition_expire
+                    .as_ref()
+                    .map(|c| (c, self.options.time_millis)),
             };
             check_conflicts(&ctx, &base, &delta, part.kind, latest.next_row_id)?;
             crate::write::deletion_vectors::check_deletion_vector_changes(

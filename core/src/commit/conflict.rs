@@ -33,7 +33,7 @@ use crate::spec::{
 
 use super::changes::decode_key;
 use super::row_tracking::{is_blob_file, is_vector_store_file};
-use crate::maintenance::partitions::ValuesExpiry;
+use crate::maintenance::partitions::PartitionExpireConfig;
 
 /// What the checks need to know about the table.
 #[derive(Debug, Clone)]
@@ -49,10 +49,10 @@ pub struct ConflictContext<'a> {
     pub base_commit_user: &'a str,
     /// Commit user of this commit (for messages).
     pub commit_user: &'a str,
-    /// With `partition.expiration-time` and the `values-time` strategy: explains a deletion
-    /// conflict whose partitions are all expired (Java `ConflictDetection`'s partition-expire
-    /// check).
-    pub values_expiry: Option<&'a ValuesExpiry>,
+    /// The table's partition expiry and the commit's time (epoch millis): with the
+    /// `values-time` strategy it explains a deletion conflict whose partitions are all
+    /// expired (Java `ConflictDetection`'s partition-expire check).
+    pub partition_expire: Option<(&'a PartitionExpireConfig, i64)>,
 }
 
 impl ConflictContext<'_> {
@@ -128,7 +128,10 @@ pub fn check_conflicts(
     merge_checked(ctx, delta.iter().cloned())?;
     let merged = merge_checked(ctx, base.iter().chain(delta).cloned())?;
     if let Some(e) = merged.iter().find(|e| e.kind == FileKind::Delete) {
-        if let Some(expiry) = ctx.values_expiry {
+        if let Some(expiry) = ctx
+            .partition_expire
+            .and_then(|(config, now)| config.values_expiry(ctx.partition_fields, now))
+        {
             let mut partitions: Vec<&BinaryRow> = merged
                 .iter()
                 .filter(|e| e.kind == FileKind::Delete)

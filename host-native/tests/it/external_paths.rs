@@ -82,6 +82,26 @@ fn external_options(d: &Dirs) -> String {
     )
 }
 
+/// Create the table of `d`: columns `p` (the partition key), `k`, `v`; primary key
+/// `(p, k)` when `primary_key`; `options` (JSON members) plus the external-path options.
+async fn pkv_table(d: &Dirs, primary_key: bool, options: &str) -> Table {
+    let keys = if primary_key {
+        r#", "primaryKeys": ["p", "k"]"#
+    } else {
+        ""
+    };
+    let schema = format!(
+        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
+        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
+        "partitionKeys": ["p"]{keys}, "options": {{{options}, {}}}}}"#,
+        external_options(d)
+    );
+    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
+    Table::create(d.table.to_str().unwrap(), schema.as_bytes())
+        .await
+        .unwrap()
+}
+
 fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
     let schema = Schema::new(
         cols.iter()
@@ -269,17 +289,7 @@ fn check_other_readers(d: &Dirs, model: &[String], what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn primary_key_table_writes_compacts_and_expires_in_external_paths() {
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
-        "options": {{"bucket": "2", "target-file-size": "2 kb", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(&d, true, r#""bucket": "2", "target-file-size": "2 kb""#).await;
     let mut model: BTreeMap<(String, i64), String> = BTreeMap::new();
     // Three commits: inserts (large enough to roll several files per bucket), updates,
     // deletes.
@@ -345,17 +355,7 @@ async fn primary_key_table_writes_compacts_and_expires_in_external_paths() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn append_table_writes_compacts_and_expires_in_external_paths() {
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"],
-        "options": {{"bucket": "-1", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(&d, false, r#""bucket": "-1""#).await;
     let mut model: Vec<(String, i64, String)> = Vec::new();
     for commit in 0..6 {
         let rows: Vec<(&str, i64, String)> = ["x", "y"]
@@ -466,17 +466,7 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
     // Postpone bucket: the writes go to `bucket-postpone` under the roots, the compaction
     // moves the rows to real buckets under the roots.
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
-        "options": {{"bucket": "-2", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(&d, true, r#""bucket": "-2""#).await;
     let mut model: BTreeMap<(String, i64), String> = BTreeMap::new();
     for round in 0..3 {
         let rows: Vec<(&str, i64, String)> = ["a", "b"]
@@ -511,17 +501,7 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
 
     // changelog-producer = input: the changelog files go to the roots too.
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
-        "options": {{"bucket": "1", "changelog-producer": "input", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(&d, true, r#""bucket": "1", "changelog-producer": "input""#).await;
     let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("a", k, format!("v{k}"))).collect();
     write_commit(&table, &rows_batch(&rows, None)).await;
     write_commit(&table, &rows_batch(&rows[..3], None)).await;
@@ -552,18 +532,7 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
 async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths() {
     // Data evolution: inserts, a partial-column update by `_ROW_ID`, a compaction.
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"],
-        "options": {{"bucket": "-1", "row-tracking.enabled": "true",
-        "data-evolution.enabled": "true", "compaction.min.file-num": "2", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(&d, false, r#""bucket": "-1", "row-tracking.enabled": "true", "data-evolution.enabled": "true", "compaction.min.file-num": "2""#).await;
     let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("a", k, format!("v{k}"))).collect();
     write_commit(&table, &rows_batch(&rows[..5], None)).await;
     write_commit(&table, &rows_batch(&rows[5..], None)).await;
@@ -603,17 +572,12 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
     // Deletion vectors: each write compacts level 0 before the commit; the outputs go to the
     // roots, the vectors' index files stay in `index/`.
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"], "primaryKeys": ["p", "k"],
-        "options": {{"bucket": "1", "deletion-vectors.enabled": "true", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(
+        &d,
+        true,
+        r#""bucket": "1", "deletion-vectors.enabled": "true""#,
+    )
+    .await;
     let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("a", k, format!("v{k}"))).collect();
     write_commit(&table, &rows_batch(&rows, None)).await;
     let updates: Vec<(&str, i64, String)> = (0..3).map(|k| ("a", k, format!("u{k}"))).collect();
@@ -637,16 +601,7 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remove_orphans_cleans_the_external_bucket_directories() {
     let d = dirs();
-    let schema = format!(
-        r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
-        {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
-        "partitionKeys": ["p"], "options": {{"bucket": "-1", {}}}}}"#,
-        external_options(&d)
-    );
-    std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
-    let table = Table::create(d.table.to_str().unwrap(), schema.as_bytes())
-        .await
-        .unwrap();
+    let table = pkv_table(&d, false, r#""bucket": "-1""#).await;
     let rows: Vec<(&str, i64, String)> = (0..10).map(|k| ("x", k, format!("v{k}"))).collect();
     write_commit(&table, &rows_batch(&rows[..5], None)).await;
     write_commit(&table, &rows_batch(&rows[5..], None)).await;
