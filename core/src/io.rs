@@ -686,6 +686,37 @@ impl<T> fmt::Debug for Machine<T> {
     }
 }
 
+/// Drive a nested `machine` within an operation that has its own [`Io`] until it emits a
+/// value (`Some`) or ends (`None`): its IO requests become `io`'s (each round's requests
+/// concurrently), its work runs inline (parallelism 1). Call again for the next value.
+///
+/// # Errors
+/// The nested machine's errors.
+pub async fn next_emitted<T, R: Send + 'static>(
+    io: &Io<T>,
+    machine: &mut Machine<R>,
+) -> Result<Option<R>> {
+    loop {
+        match machine.step()? {
+            Step::NeedIo(requests) => {
+                let answers =
+                    futures_util::future::join_all(requests.into_iter().map(|r| async move {
+                        let answer = io.call(r.op).await;
+                        (r.id, answer)
+                    }))
+                    .await;
+                for (id, answer) in answers {
+                    machine.provide(id, answer)?;
+                }
+            }
+            Step::Emit(value) => return Ok(Some(value)),
+            Step::Work(items) => items.into_iter().for_each(Work::run),
+            Step::Wait => {}
+            Step::Done => return Ok(None),
+        }
+    }
+}
+
 impl<T: Send + 'static> Machine<T> {
     /// Build a machine from an operation. `name` appears in debug output and protocol errors.
     ///

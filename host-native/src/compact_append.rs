@@ -26,6 +26,10 @@
 //! deletion-vector modes from the snapshot's index manifest; the vectors of the compacted
 //! files leave the index with the commit (see [`paimon_kernel::compact::append`]).
 //!
+//! Data-evolution tables with deletion vectors: the vectors of the compacted row-id groups
+//! move to the outputs in one more message per partition (see
+//! [`paimon_kernel::compact::data_evolution::deletion_vectors`]).
+//!
 //! Row-tracking append tables without data evolution keep every row's `_ROW_ID` and
 //! `_SEQUENCE_NUMBER`: the outputs store both, as Java's compactors write them.
 //!
@@ -144,8 +148,14 @@ pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCom
     let planned = prepare(table, opts).await?;
     let planned_on = planned.scan.snapshot.as_ref().map(|s| s.id);
     let (messages, written) = execute(table, &planned).await?;
+    // Index-only messages (the deletion vectors a data-evolution compaction moves) are not
+    // tasks.
     let tasks = match messages
         .iter()
+        .filter(|m| {
+            let c = &m.compact_increment;
+            !(c.compact_before.is_empty() && c.compact_after.is_empty())
+        })
         .map(|m| report(&planned, m))
         .collect::<Result<Vec<_>>>()
     {
@@ -433,5 +443,49 @@ mod tests {
         }
         assert_eq!(rows(&table, Some(cols)).await, after_update);
         assert!(exists(&loc, &written) <= written.len());
+    }
+
+    /// `de_merge_into` (data evolution with deletion vectors: 5 files, 2 anchors with a
+    /// vector): the compaction's files are written, then a delete commits new vectors for
+    /// the same anchors. The compaction's commit conflicts (the index file it replaces is
+    /// gone), the delete is kept, and a new compaction moves every vector.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_delete_racing_a_data_evolution_compaction_is_never_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = dir.path().join("de_merge_into");
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../conformance/tables/corpus.db/de_merge_into"),
+            &loc,
+        );
+        let table = Table::open(loc.to_str().unwrap()).await.unwrap();
+        let cols: Vec<String> = ["_ROW_ID", "id", "name", "age"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let before = rows(&table, Some(cols.clone())).await;
+        assert_eq!(before.len(), 7);
+        let (messages, written) = stage(&table).await;
+        // One task over rows [0, 8], then the index message moving the two vectors.
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[1].compact_increment.deleted_index_files.len(), 1);
+        let deleted = table.delete_where("id = 4", None).await.unwrap();
+        assert_eq!(deleted.rows_deleted, 1);
+        let after_delete = rows(&table, Some(cols.clone())).await;
+        assert_eq!(after_delete.len(), 6);
+        let err = table.new_commit(None).commit(messages).await.unwrap_err();
+        assert!(
+            matches!(
+                err.as_kernel(),
+                Some(paimon_kernel::Error::CommitConflict { .. })
+            ),
+            "{err}"
+        );
+        assert_eq!(rows(&table, Some(cols.clone())).await, after_delete);
+        assert!(exists(&loc, &written) <= written.len());
+        let again = run(&table, &AppendCompactOptions::default()).await.unwrap();
+        assert!(again.snapshot_id.is_some());
+        assert_eq!(again.tasks.len(), 1);
+        assert_eq!(rows(&table, Some(cols)).await, after_delete);
     }
 }

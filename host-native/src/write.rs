@@ -792,13 +792,14 @@ impl Table {
     /// Append tables with `deletion-vectors.enabled` (`bucket` = -1 or > 0): the matching rows
     /// of each live data file get deletion vectors, written as new DV index files and committed
     /// as index changes only (an `OVERWRITE` snapshot, as Java's commit of DV changes; see
-    /// [`paimon_kernel::write::deletion_vectors`]). `rows_deleted` counts rows not deleted
+    /// [`paimon_kernel::write::deletion_vectors`]). On data-evolution tables a matching row is
+    /// deleted in the vector of its row-id group's anchor (the oldest normal file), at its
+    /// `_ROW_ID` minus the group's first row id. `rows_deleted` counts rows not deleted
     /// before. No matching row: nothing is committed.
     ///
     /// # Errors
-    /// [`Error::Kernel`] with `Unsupported` for append tables without
-    /// `deletion-vectors.enabled`, data-evolution tables and tables [`Table::new_write`] cannot
-    /// write; `Invalid` for a merge engine that keeps deleted keys, `ignore-delete` tables and a
+    /// [`Error::Kernel`] with `Unsupported` for append tables (data evolution included)
+    /// without `deletion-vectors.enabled` and tables [`Table::new_write`] cannot write; `Invalid` for a merge engine that keeps deleted keys, `ignore-delete` tables and a
     /// filter that does not parse or names an unknown column; `CommitConflict` when another
     /// commit changed the deletion vectors of the same data files (or bucket) meanwhile; read,
     /// write and commit errors (the files written are deleted then).
@@ -1037,8 +1038,8 @@ impl Table {
     /// # Errors
     /// [`Error::Kernel`]: `Invalid` for a table without data evolution, a missing or null
     /// `_ROW_ID`, a `_ROW_ID` given twice or not in the table, an unknown or partition column,
-    /// NULL in a NOT NULL column; `Unsupported` when a touched range has deleted rows; a
-    /// commit conflict; store errors (the files written are deleted after any failure).
+    /// NULL in a NOT NULL column, a `_ROW_ID` deleted by a deletion vector; a commit
+    /// conflict; store errors (the files written are deleted after any failure).
     pub async fn update(
         &self,
         batch: &RecordBatch,
@@ -1211,28 +1212,36 @@ impl Table {
                         .as_ref()
                         .and_then(|c| c.column_by_name(&field.name))
                         .ok_or_else(|| invalid(format!("no current values of '{}'", field.name)))?;
+                    // A row deleted by a deletion vector stays deleted (the vector is the
+                    // anchor's, which an update does not replace): its slot holds NULL, or
+                    // for a NOT NULL column the first updated row's value, never read.
+                    let first_touched = touched.iter().position(|t| *t).unwrap_or_default();
                     let mut idx: Vec<(usize, usize)> = Vec::with_capacity(n);
                     for (r, t) in touched.iter().enumerate() {
+                        let id = *first + r as i64;
                         if *t {
+                            if !current_pos.contains_key(&id) {
+                                return Err(invalid(format!(
+                                    "_ROW_ID {id} was deleted (a deletion vector hides it)"
+                                )));
+                            }
                             idx.push((1, r));
-                        } else {
-                            let id = *first + r as i64;
-                            let at = current_pos.get(&id).ok_or_else(|| {
-                                Error::kernel(
-                                    &context,
-                                    paimon_kernel::Error::unsupported(format!(
-                                        "updating a row-id range with deleted rows (_ROW_ID \
-                                         {id} is not live)"
-                                    )),
-                                )
-                            })?;
+                        } else if let Some(at) = current_pos.get(&id) {
                             idx.push((0, *at));
+                        } else if field.data_type.nullable {
+                            idx.push((2, 0));
+                        } else {
+                            idx.push((1, first_touched));
                         }
                     }
+                    let null = arrow_array::new_null_array(&target, 1);
                     let cur = arrow_cast::cast(cur, &target)
                         .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?;
-                    arrow_select::interleave::interleave(&[cur.as_ref(), picked.as_ref()], &idx)
-                        .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?
+                    arrow_select::interleave::interleave(
+                        &[cur.as_ref(), picked.as_ref(), null.as_ref()],
+                        &idx,
+                    )
+                    .map_err(|e| invalid(format!("column '{}': {e}", field.name)))?
                 };
                 cols.push((field.name.clone(), values));
             }

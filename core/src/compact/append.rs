@@ -55,7 +55,7 @@ use crate::write::{FileToPut, NameSource, TableWrite, WriteOptions, WriteRestore
 pub const FULL_COMPACT_MIN_FILE: usize = 3;
 
 /// `deletion-vector.index-file.target-size` default: 2 MiB.
-const DEFAULT_DV_INDEX_FILE_TARGET_BYTES: i64 = 2 << 20;
+pub(crate) const DEFAULT_DV_INDEX_FILE_TARGET_BYTES: i64 = 2 << 20;
 
 /// The options append compaction reads, with Java's defaults.
 ///
@@ -262,7 +262,7 @@ impl AppendDvIndex {
     }
 
     /// The index file and range holding the vector of `file` in (`partition`, `bucket`).
-    fn holder(
+    pub(crate) fn holder(
         &self,
         partition: &BinaryRow,
         bucket: i32,

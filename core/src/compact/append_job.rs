@@ -23,8 +23,15 @@
 //! `_ROW_ID` and `_SEQUENCE_NUMBER` with the rows and write both into the outputs, so no row
 //! changes its id or sequence number (see [`CompactRewriter::try_new_row_tracking`]).
 //!
-//! Not supported (the error says so): primary-key tables, data-evolution files with deletion
-//! vectors, `.blob` file compaction.
+//! Data-evolution tables with deletion vectors: the tasks read their rows without the vectors
+//! (row ids stay), then the anchors' vectors move to the outputs in one more commit message
+//! per partition ([`data_evolution::deletion_vectors`]).
+//!
+//! With `blob-compaction.enabled`, `.blob` files are planned and merged too
+//! ([`data_evolution::plan_with_blobs`], [`data_evolution::blob`]).
+//!
+//! Not supported (the error says so): primary-key tables, Java's materializing of deletions
+//! (`data-evolution.compaction.rewrite-row-ids`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,7 +43,8 @@ use crate::compact::append::{
     plan_bucketed, plan_unaware, rewrite_split, rewrite_task_dv_index,
 };
 use crate::compact::data_evolution::{
-    self, DataEvolutionCompactOptions, DataEvolutionCompactTask, write_layout,
+    self, BlobFields, DataEvolutionCompactOptions, DataEvolutionCompactTask, DataEvolutionTaskKind,
+    write_layout,
 };
 use crate::error::{Error, Result};
 use crate::io::Io;
@@ -96,6 +104,10 @@ pub struct AppendJobPlan {
     pub bucket_paths: BTreeMap<(BinaryRow, i32), String>,
     /// The partition key fields.
     pub partition_fields: Vec<DataField>,
+    /// Data-evolution tables: the planner's options and the snapshot's deletion vectors,
+    /// which [`run_append_job`] moves to the outputs
+    /// ([`data_evolution::deletion_vectors::rewrite_deletion_vectors`]).
+    pub data_evolution: Option<(DataEvolutionCompactOptions, AppendDvIndex)>,
 }
 
 /// Plan the compaction of the latest snapshot of the append or data-evolution table at the
@@ -171,9 +183,9 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
         if !keep {
             continue;
         }
-        // Data-evolution files with vectors are not compacted; nor are vectors of a table
-        // whose `deletion-vectors.enabled` was turned off (the planner would not see them).
-        if (de || !dv_enabled)
+        // Vectors of a table whose `deletion-vectors.enabled` was turned off are not
+        // compacted (the planners would not see them, and the rows they delete would return).
+        if !dv_enabled
             && let Some(deletions) = &split.deletion_files
             && let Some((i, _)) = deletions.iter().enumerate().find(|(_, d)| d.is_some())
         {
@@ -181,13 +193,9 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
                 .data_files
                 .get(i)
                 .map_or("?", |f| f.file_name.as_str());
-            let why = if de {
-                ""
-            } else {
-                " while 'deletion-vectors.enabled' is false"
-            };
             return Err(Error::unsupported(format!(
-                "compacting data files with deletion vectors (data file {name} has one){why}"
+                "compacting data files with deletion vectors (data file {name} has one) while \
+                 'deletion-vectors.enabled' is false"
             )));
         }
         bucket_paths
@@ -203,18 +211,23 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
             });
         }
     }
+    let index_entries = match &scan.snapshot {
+        Some(snapshot) if dv_enabled && snapshot.index_manifest.is_some() => {
+            read_index_entries(io, snapshot).await?
+        }
+        _ => Vec::new(),
+    };
+    let mut data_evolution = None;
     let tasks = if de {
         let settings = DataEvolutionCompactOptions::from_options(&options)?;
-        AppendJobTasks::DataEvolution(data_evolution::plan(&entries, &settings)?)
+        let blob_fields = BlobFields::new(&scan.schema, &scan.schemas);
+        let tasks = data_evolution::plan_with_blobs(&entries, &settings, Some(&blob_fields))?;
+        let dvs = AppendDvIndex::try_new(&index_entries, &options, true)?;
+        data_evolution = Some((settings, dvs));
+        AppendJobTasks::DataEvolution(tasks)
     } else {
         let settings = CompactSettings::from_options(&options)?;
         let bucketed = options.bucket()? > 0;
-        let index_entries = match &scan.snapshot {
-            Some(snapshot) if settings.deletion_vectors && snapshot.index_manifest.is_some() => {
-                read_index_entries(io, snapshot).await?
-            }
-            _ => Vec::new(),
-        };
         let dvs = AppendDvIndex::try_new(&index_entries, &options, !bucketed)?;
         if bucketed {
             AppendJobTasks::Append(plan_bucketed(&entries, &dvs, &settings, opts.full))
@@ -227,6 +240,7 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
         tasks,
         bucket_paths,
         partition_fields,
+        data_evolution,
     })
 }
 
@@ -316,6 +330,22 @@ pub async fn run_append_job<T: Send + 'static>(
                 0,
             )?);
             for task in tasks {
+                if task.kind == DataEvolutionTaskKind::Blob {
+                    let bucket_path = bucket_path(plan, &task.partition, 0)?;
+                    messages.push(
+                        data_evolution::blob::run_blob_task(
+                            io,
+                            &plan.scan,
+                            task,
+                            &bucket_path,
+                            seeds,
+                            time_millis,
+                            written,
+                        )
+                        .await?,
+                    );
+                    continue;
+                }
                 let job = Job {
                     partition: &task.partition,
                     bucket: 0,
@@ -338,9 +368,33 @@ pub async fn run_append_job<T: Send + 'static>(
                 .await?;
                 messages.push(task.finish(outputs, write_cols.clone())?);
             }
+            if let Some((settings, dvs)) = &plan.data_evolution {
+                let index = data_evolution::deletion_vectors::rewrite_deletion_vectors(
+                    io,
+                    dvs,
+                    &messages,
+                    settings,
+                    seeds.next_u64(),
+                    written,
+                )
+                .await?;
+                messages.extend(index);
+            }
         }
     }
     Ok(messages)
+}
+
+/// The directory of a planned (partition, bucket).
+fn bucket_path(plan: &AppendJobPlan, partition: &BinaryRow, bucket: i32) -> Result<String> {
+    plan.bucket_paths
+        .get(&(partition.clone(), bucket))
+        .cloned()
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "no bucket directory for bucket {bucket} of a compaction task"
+            ))
+        })
 }
 
 /// Read the job's files and write their rows again; the new files' metadata in write order.
@@ -355,16 +409,7 @@ async fn rewrite<T>(
     time_millis: i64,
     written: &mut Vec<String>,
 ) -> Result<Vec<DataFileMeta>> {
-    let bucket_path = plan
-        .bucket_paths
-        .get(&(job.partition.clone(), job.bucket))
-        .cloned()
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "no bucket directory for bucket {} of a compaction task",
-                job.bucket
-            ))
-        })?;
+    let bucket_path = bucket_path(plan, job.partition, job.bucket)?;
     let split = DataSplit {
         snapshot_id: plan.scan.snapshot.as_ref().map_or(0, |s| s.id),
         partition: job.partition.clone(),

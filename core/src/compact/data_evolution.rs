@@ -11,11 +11,15 @@
 //! `_SEQUENCE_NUMBER` read the same before and after, and builds the `COMPACT` commit
 //! message.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::compact::CompactionUnitSummary;
-use crate::compact::append::{bool_option, int_option, memory_option, unit_summary};
+use crate::compact::append::{
+    DEFAULT_DV_INDEX_FILE_TARGET_BYTES, bool_option, int_option, memory_option, unit_summary,
+};
 use crate::error::{Error, Result};
 use crate::format::blob::BlobElementKind;
 use crate::spec::{BinaryRow, CoreOptions, DataField, DataFileMeta, ManifestEntry, TableSchema};
@@ -33,6 +37,28 @@ pub struct DataEvolutionCompactOptions {
     pub open_file_cost: i64,
     /// `compaction.min.file-num` (default 5): normal files a bin needs to become a task.
     pub min_file_num: usize,
+    /// `blob-compaction.enabled` (default false): `.blob` files are compacted too.
+    #[serde(default)]
+    pub compact_blob: bool,
+    /// `blob.target-file-size` in bytes (default `target-file-size`): small `.blob` files are
+    /// merged up to this size.
+    #[serde(default)]
+    pub blob_target_file_size: i64,
+    /// `deletion-vectors.enabled`: the vectors of the tasks' anchors move to their outputs
+    /// ([`deletion_vectors::rewrite_deletion_vectors`]).
+    #[serde(default)]
+    pub deletion_vectors: bool,
+    /// `deletion-vectors.bitmap64` (default false): rewritten index files use 64-bit bitmaps.
+    #[serde(default)]
+    pub dv_bitmap64: bool,
+    /// `deletion-vector.index-file.target-size` in bytes (default 2 MiB): index files roll
+    /// once past it.
+    #[serde(default = "default_dv_index_target")]
+    pub dv_index_file_target_size: i64,
+}
+
+fn default_dv_index_target() -> i64 {
+    DEFAULT_DV_INDEX_FILE_TARGET_BYTES
 }
 
 impl DataEvolutionCompactOptions {
@@ -40,16 +66,10 @@ impl DataEvolutionCompactOptions {
     ///
     /// # Errors
     /// [`Error::Invalid`] naming an option that does not parse; [`Error::Unsupported`] for
-    /// `blob-compaction.enabled = true` (compacting `.blob` files is not implemented) and for
     /// `data-evolution.compaction.rewrite-row-ids = true` together with
     /// `deletion-vectors.enabled = true` (Java's materializing of deletions, which rewrites row
     /// ids; without deletion vectors Java ignores the option, and so does this planner).
     pub fn from_options(options: &CoreOptions) -> Result<Self> {
-        if bool_option(options, "blob-compaction.enabled", false)? {
-            return Err(Error::unsupported(
-                "data-evolution compaction of .blob files ('blob-compaction.enabled' = true)",
-            ));
-        }
         if bool_option(options, "data-evolution.compaction.rewrite-row-ids", false)?
             && options.deletion_vectors_enabled()?
         {
@@ -58,10 +78,24 @@ impl DataEvolutionCompactOptions {
                  ids ('data-evolution.compaction.rewrite-row-ids' = true)",
             ));
         }
+        let target_file_size = memory_option(options, "target-file-size", 256 << 20)?;
         Ok(DataEvolutionCompactOptions {
-            target_file_size: memory_option(options, "target-file-size", 256 << 20)?,
+            target_file_size,
+            compact_blob: bool_option(options, "blob-compaction.enabled", false)?,
+            blob_target_file_size: memory_option(
+                options,
+                "blob.target-file-size",
+                target_file_size,
+            )?,
             open_file_cost: memory_option(options, "source.split.open-file-cost", 4 << 20)?,
             min_file_num: int_option(options, "compaction.min.file-num", 5)?,
+            deletion_vectors: options.deletion_vectors_enabled()?,
+            dv_bitmap64: options.deletion_vectors_bitmap64()?,
+            dv_index_file_target_size: memory_option(
+                options,
+                "deletion-vector.index-file.target-size",
+                DEFAULT_DV_INDEX_FILE_TARGET_BYTES,
+            )?,
         })
     }
 }
@@ -74,9 +108,29 @@ impl DataEvolutionCompactOptions {
 pub struct DataEvolutionCompactTask {
     /// Partition of the files.
     pub partition: BinaryRow,
-    /// The input normal files: row-id groups in row-id order, each group's files in manifest
-    /// order.
+    /// Normal tasks: the input normal files, row-id groups in row-id order, each group's
+    /// files in manifest order. Blob tasks: the `.blob` files of one BLOB column, by first
+    /// row id then sequence number.
     pub files: Vec<DataFileMeta>,
+    /// What the task rewrites.
+    #[serde(default)]
+    pub kind: DataEvolutionTaskKind,
+}
+
+/// The kind of a data-evolution compaction task.
+///
+/// Source: Java `DataEvolutionCompactTask.TaskType` (`NORMAL`, `BLOB`; `MATERIALIZE_DELETION`
+/// is refused, see [`DataEvolutionCompactOptions::from_options`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataEvolutionTaskKind {
+    /// Normal files of whole row-id groups merged into one normal file (Java
+    /// `DataEvolutionNormalCompactTask`).
+    #[default]
+    Normal,
+    /// `.blob` files of one BLOB column over one contiguous row-id range merged into one
+    /// `.blob` file (Java `DataEvolutionBlobCompactTask`).
+    Blob,
 }
 
 impl DataEvolutionCompactTask {
@@ -273,23 +327,129 @@ struct Bin {
 /// the bin, which is flushed once its weight exceeds `target_file_size`; the bin is flushed at
 /// the end of each run. A flushed bin becomes a task when it holds at least `min_file_num`
 /// normal files (so a heavy group alone needs that many files too). Every live normal file is
-/// a candidate, whatever its size. `.blob` files are never compacted (see
-/// [`DataEvolutionCompactOptions::from_options`]).
+/// a candidate, whatever its size. `.blob` files are not compacted here (see
+/// [`plan_with_blobs`] for `blob-compaction.enabled`).
 ///
 /// Differences to `../shared/spec/data-evolution.md` §8 (release-2.0.0 followed): the
 /// release has no candidate-range pre-pass (§8.3: its scanner reads every manifest); with
 /// deletion vectors and `rewrite-row-ids` the release materializes deletions (refused here).
 ///
 /// # Errors
-/// [`Error::Invalid`] for a file without a first row id and for a row-id group whose files do
-/// not all have the same range (Java: "Data files … should be all row id ranges same.").
+/// [`Error::Invalid`] for a file without a first row id, for a row-id group whose files do
+/// not all have the same range (Java: "Data files … should be all row id ranges same."), and
+/// for `blob-compaction.enabled` (use [`plan_with_blobs`]).
 ///
 /// Source: Java `DataEvolutionCompactCoordinator.CompactPlanner#compactPlan` (release-2.0.0,
-/// without blob, vector and deletion materializing).
+/// without vector and deletion materializing).
 pub fn plan(
     entries: &[ManifestEntry],
     options: &DataEvolutionCompactOptions,
 ) -> Result<Vec<DataEvolutionCompactTask>> {
+    plan_with_blobs(entries, options, None)
+}
+
+/// The BLOB columns of a table's schemas, for planning `.blob` compaction: a `.blob` file's
+/// column is `write_cols[0]` looked up in the file's own schema (so renames are followed);
+/// only columns of the latest schema stored in `.blob` files are compacted.
+#[derive(Debug, Clone)]
+pub struct BlobFields<'a> {
+    schemas: &'a BTreeMap<i64, TableSchema>,
+    current: BTreeSet<i32>,
+}
+
+impl<'a> BlobFields<'a> {
+    /// The BLOB-file columns of `latest` (every BLOB, `ARRAY<BLOB>` and `MAP<K, BLOB>`
+    /// column not named by `blob-descriptor-field`, `blob.stored-descriptor-fields` or
+    /// `blob-view-field`), resolving files through `schemas` (schema id → schema).
+    ///
+    /// Source: Java `DataEvolutionCompactCoordinator` (`currentBlobFieldIds`) and
+    /// `CompactPlanner#blobFieldId`.
+    pub fn new(latest: &TableSchema, schemas: &'a BTreeMap<i64, TableSchema>) -> Self {
+        let options = latest.core_options();
+        let inline: Vec<String> = [
+            "blob-descriptor-field",
+            "blob.stored-descriptor-fields",
+            "blob-view-field",
+        ]
+        .iter()
+        .filter_map(|k| options.get(k))
+        .flat_map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+        let current = latest
+            .fields
+            .iter()
+            .filter(|f| {
+                BlobElementKind::try_from_data_type(&f.data_type).is_ok()
+                    && !inline.contains(&f.name)
+            })
+            .map(|f| f.id)
+            .collect();
+        BlobFields { schemas, current }
+    }
+
+    /// The field id of a `.blob` file's column.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a file without exactly one write column, or whose column is not
+    /// in its schema.
+    fn field_id(&self, f: &DataFileMeta) -> Result<i32> {
+        let column = match f.write_cols.as_deref() {
+            Some([c]) => c,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "blob file {} should name exactly one write column",
+                    f.file_name
+                )));
+            }
+        };
+        self.schemas
+            .get(&f.schema_id)
+            .and_then(|s| s.field(column))
+            .map(|field| field.id)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "blob file {} holds column {column}, which its schema {} does not have",
+                    f.file_name, f.schema_id
+                ))
+            })
+    }
+}
+
+/// [`plan`], and with `blob-compaction.enabled` also the `.blob` files (`blob_fields` is then
+/// required): after each flushed bin, the `.blob` files belonging to its normal files (a
+/// `.blob` file belongs to the normal file with the greatest first row id not after its own,
+/// when it starts inside that file's range) are grouped per BLOB column; `.blob` files
+/// whose ranges overlap (several versions of the same rows) form one task, and small files
+/// (under `blob.target-file-size`) with consecutive ranges are merged in runs of at least two,
+/// a run cut once it reaches the target size. When the bin became a normal task, its blob
+/// files are grouped together; otherwise each normal file's are grouped alone. Blob tasks of a
+/// bin follow its normal task, by first row id.
+///
+/// # Errors
+/// As [`plan`]; [`Error::Invalid`] for blob compaction without `blob_fields` and for `.blob`
+/// files whose column cannot be resolved.
+///
+/// Source: Java `DataEvolutionCompactCoordinator.CompactPlanner#compactPlan`,
+/// `#triggerNonMaterializeTask`, `#blobFileGroupsToCompact`, `#fileGroupsToCompact`,
+/// `#smallFileGroupsToCompact` (release-2.0.0; `BLOB_COMPACT_MIN_FILE_NUM` = 2).
+pub fn plan_with_blobs(
+    entries: &[ManifestEntry],
+    options: &DataEvolutionCompactOptions,
+    blob_fields: Option<&BlobFields<'_>>,
+) -> Result<Vec<DataEvolutionCompactTask>> {
+    let blobs = match (options.compact_blob, blob_fields) {
+        (false, _) => None,
+        (true, Some(b)) => Some(b),
+        (true, None) => {
+            return Err(Error::invalid(
+                "planning .blob compaction needs the table's schemas",
+            ));
+        }
+    };
     let mut partitions: Vec<(BinaryRow, Vec<DataFileMeta>)> = Vec::new();
     for e in entries {
         match partitions.iter_mut().find(|(p, _)| *p == e.partition) {
@@ -304,12 +464,35 @@ pub fn plan(
             .map(|f| Ok((f.clone(), row_range(f, true)?)))
             .collect::<Result<Vec<_>>>()?;
         for run in merge_overlapping(&keyed) {
+            // Blob files by the normal file they belong to (by name).
+            let mut owners: BTreeMap<i64, &DataFileMeta> = BTreeMap::new();
+            for f in run.iter().filter(|f| !f.is_blob_file()) {
+                owners.insert(row_range(f, false)?.0, f);
+            }
+            let mut blob_files: BTreeMap<String, Vec<DataFileMeta>> = BTreeMap::new();
+            if blobs.is_some() {
+                for b in run.iter().filter(|f| f.is_blob_file()) {
+                    let start = row_range(b, false)?.0;
+                    if let Some((_, owner)) = owners.range(..=start).next_back() {
+                        let (_, end) = row_range(owner, false)?;
+                        if start <= end {
+                            blob_files
+                                .entry(owner.file_name.clone())
+                                .or_default()
+                                .push(b.clone());
+                        }
+                    }
+                }
+            }
             let normal = run
                 .iter()
                 .filter(|f| !f.is_blob_file())
                 .map(|f| Ok((f.clone(), row_range(f, false)?)))
                 .collect::<Result<Vec<_>>>()?;
             let mut bin = Bin::default();
+            let flush = |bin: Bin, tasks: &mut Vec<DataEvolutionCompactTask>| {
+                flush_bin(&partition, bin, options, blobs, &blob_files, tasks)
+            };
             for group in merge_overlapping(&normal) {
                 let first = row_range(&group[0], false)?;
                 for f in &group[1..] {
@@ -325,43 +508,157 @@ pub fn plan(
                     w.saturating_add(f.file_size.max(options.open_file_cost))
                 });
                 if weight > options.target_file_size {
-                    flush(&partition, std::mem::take(&mut bin), options, &mut tasks);
+                    flush(std::mem::take(&mut bin), &mut tasks)?;
                     flush(
-                        &partition,
                         Bin {
                             files: group,
                             weight,
                         },
-                        options,
                         &mut tasks,
-                    );
+                    )?;
                 } else {
                     bin.files.extend(group);
                     bin.weight = bin.weight.saturating_add(weight);
                     if bin.weight > options.target_file_size {
-                        flush(&partition, std::mem::take(&mut bin), options, &mut tasks);
+                        flush(std::mem::take(&mut bin), &mut tasks)?;
                     }
                 }
             }
-            flush(&partition, bin, options, &mut tasks);
+            flush(bin, &mut tasks)?;
         }
     }
     Ok(tasks)
 }
 
-fn flush(
+/// Java `CompactPlanner#triggerNonMaterializeTask` for one bin.
+fn flush_bin(
     partition: &BinaryRow,
     bin: Bin,
     options: &DataEvolutionCompactOptions,
+    blobs: Option<&BlobFields<'_>>,
+    blob_files: &BTreeMap<String, Vec<DataFileMeta>>,
     tasks: &mut Vec<DataEvolutionCompactTask>,
-) {
-    if !bin.files.is_empty() && bin.files.len() >= options.min_file_num {
+) -> Result<()> {
+    if bin.files.is_empty() {
+        return Ok(());
+    }
+    let normal_task = bin.files.len() >= options.min_file_num;
+    let of = |f: &DataFileMeta| blob_files.get(&f.file_name).cloned().unwrap_or_default();
+    let blob_groups: Vec<Vec<DataFileMeta>> = match blobs {
+        None => Vec::new(),
+        Some(fields) if normal_task => {
+            let all: Vec<DataFileMeta> = bin.files.iter().flat_map(of).collect();
+            blob_groups(&all, fields, options.blob_target_file_size)?
+        }
+        Some(fields) => {
+            let mut out = Vec::new();
+            for f in &bin.files {
+                out.extend(blob_groups(&of(f), fields, options.blob_target_file_size)?);
+            }
+            out
+        }
+    };
+    if normal_task {
         tasks.push(DataEvolutionCompactTask {
             partition: partition.clone(),
             files: bin.files,
+            kind: DataEvolutionTaskKind::Normal,
         });
     }
+    for files in blob_groups {
+        tasks.push(DataEvolutionCompactTask {
+            partition: partition.clone(),
+            files,
+            kind: DataEvolutionTaskKind::Blob,
+        });
+    }
+    Ok(())
 }
+
+/// `.blob` files to merge, per BLOB column (first-seen order, current columns only): Java
+/// `CompactPlanner#blobFileGroupsToCompact`.
+fn blob_groups(
+    files: &[DataFileMeta],
+    fields: &BlobFields<'_>,
+    target: i64,
+) -> Result<Vec<Vec<DataFileMeta>>> {
+    let mut by_field: Vec<(i32, Vec<DataFileMeta>)> = Vec::new();
+    for f in files {
+        let id = fields.field_id(f)?;
+        if !fields.current.contains(&id) {
+            continue;
+        }
+        match by_field.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, v)) => v.push(f.clone()),
+            None => by_field.push((id, vec![f.clone()])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, files) in by_field {
+        out.extend(field_blob_groups(files, target)?);
+    }
+    Ok(out)
+}
+
+/// Java `CompactPlanner#fileGroupsToCompact` for the `.blob` files of one column.
+fn field_blob_groups(mut files: Vec<DataFileMeta>, target: i64) -> Result<Vec<Vec<DataFileMeta>>> {
+    const MIN_FILES: usize = 2;
+    files.sort_by_key(|f| (f.first_row_id, f.max_sequence_number));
+    let keyed = files
+        .iter()
+        .map(|f| Ok((f.clone(), row_range(f, false)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let mut result: Vec<Vec<DataFileMeta>> = Vec::new();
+    let mut small: Vec<DataFileMeta> = Vec::new();
+    for mut group in merge_overlapping(&keyed) {
+        if group.len() >= MIN_FILES {
+            group.sort_by_key(|f| (f.first_row_id, f.max_sequence_number));
+            result.push(group);
+        } else {
+            small.extend(group.into_iter().take(1));
+        }
+    }
+    // Runs of consecutive small files.
+    let emit = |run: &mut Vec<DataFileMeta>, result: &mut Vec<Vec<DataFileMeta>>| {
+        if run.len() >= MIN_FILES {
+            let mut chunk: Vec<DataFileMeta> = Vec::new();
+            let mut size = 0i64;
+            for f in run.iter() {
+                chunk.push(f.clone());
+                size = size.saturating_add(f.file_size);
+                if size >= target && chunk.len() >= MIN_FILES {
+                    result.push(std::mem::take(&mut chunk));
+                    size = 0;
+                }
+            }
+            if chunk.len() >= MIN_FILES {
+                result.push(chunk);
+            }
+        }
+        run.clear();
+    };
+    let mut run: Vec<DataFileMeta> = Vec::new();
+    let mut expected: Option<i64> = None;
+    for f in small {
+        if f.file_size >= target {
+            emit(&mut run, &mut result);
+            expected = None;
+            continue;
+        }
+        let (start, _) = row_range(&f, false)?;
+        if !run.is_empty() && Some(start) != expected {
+            emit(&mut run, &mut result);
+        }
+        expected = Some(start.saturating_add(f.row_count));
+        run.push(f);
+    }
+    emit(&mut run, &mut result);
+    result.sort_by_key(|g| g[0].first_row_id);
+    Ok(result)
+}
+
+pub mod blob;
+pub mod deletion_vectors;
 
 #[cfg(test)]
 mod tests;

@@ -6,13 +6,12 @@
 //! compaction with `full`; deletion-vector tables are always compacted fully); fixed-bucket
 //! append tables [`plan_bucketed`]; unaware-bucket append tables [`plan_unaware`];
 //! data-evolution tables [`data_evolution::plan`]. A planner that refuses the table
-//! (`Unsupported`: e.g. postpone buckets, `changelog-producer = lookup`, data-evolution files
-//! with deletion vectors) makes the preview
+//! (`Unsupported`: e.g. postpone buckets with BLOB columns) makes the preview
 //! *unavailable* with the planner's reason instead of failing the view.
 
 use serde::{Deserialize, Serialize};
 
-use super::{dv_index, partition_fields, partition_forms, table_kind_name};
+use super::{partition_fields, partition_forms, table_kind_name};
 use crate::compact::append::{AppendCompactOptions, AppendDvIndex, plan_bucketed, plan_unaware};
 use crate::compact::data_evolution::{self, DataEvolutionCompactOptions};
 use crate::compact::pk::{PkCompactRequest, is_pure_upgrade, plan_pk_compaction};
@@ -249,24 +248,13 @@ fn plan_append(
         (false, false, _) => "append-unaware",
     }
     .to_owned();
-    if de && options.deletion_vectors_enabled()? {
-        let dvs = dv_index(index_entries);
-        if let Some(e) = entries.iter().find(|e| {
-            dvs.contains_key(&(
-                e.partition.to_serialized(),
-                e.bucket,
-                e.file.file_name.clone(),
-            ))
-        }) {
-            return Err(Error::unsupported(format!(
-                "compacting data files with deletion vectors (data file {} has one)",
-                e.file.file_name
-            )));
-        }
-    }
     if de {
         let settings = DataEvolutionCompactOptions::from_options(&options)?;
-        data_evolution::plan(entries, &settings)?
+        // Only the latest schema is at hand: `.blob` files of older schemas make the preview
+        // unavailable (their columns cannot be resolved).
+        let schemas = std::collections::BTreeMap::from([(schema.id, schema.clone())]);
+        let blob_fields = data_evolution::BlobFields::new(schema, &schemas);
+        data_evolution::plan_with_blobs(entries, &settings, Some(&blob_fields))?
             .iter()
             .map(|t| task(pfields, &t.partition, 0, None, false, &t.files))
             .collect()

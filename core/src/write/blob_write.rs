@@ -146,13 +146,8 @@ impl BlobLayout {
                     ))
                 })?,
         };
-        let mut none = CoreOptions::from_pairs([("metadata.stats-mode", "none")]);
-        if let Some(dense) = options.get("metadata.stats-dense-store") {
-            none = none.with("metadata.stats-dense-store", dense);
-        }
         // Statistics do not depend on the rows: compute them once, on the first blob field.
-        let first = &schema.fields[columns[0].idx];
-        let stats = StatsCollector::new(std::slice::from_ref(first), &none)?.finish()?;
+        let stats = blob_file_stats(&schema.fields[columns[0].idx], options)?;
         let normal_fields: Vec<DataField> = normal_idx
             .iter()
             .map(|i| schema.fields[*i].clone())
@@ -279,6 +274,22 @@ impl BlobLayout {
                 .collect(),
         }
     }
+}
+
+/// The statistics of every `.blob` file of `field` (Java's `none` stats collector): none,
+/// laid out per `metadata.stats-dense-store` (dense: empty stats and `value_stats_cols = []`).
+///
+/// # Errors
+/// [`Error::Invalid`] for a bad `metadata.stats-dense-store`.
+pub(crate) fn blob_file_stats(
+    field: &DataField,
+    options: &CoreOptions,
+) -> Result<(SimpleStats, Option<Vec<String>>)> {
+    let mut none = CoreOptions::from_pairs([("metadata.stats-mode", "none")]);
+    if let Some(dense) = options.get("metadata.stats-dense-store") {
+        none = none.with("metadata.stats-dense-store", dense);
+    }
+    StatsCollector::new(std::slice::from_ref(field), &none)?.finish()
 }
 
 /// True if `t` holds a BLOB at any depth.

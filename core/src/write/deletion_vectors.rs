@@ -1,4 +1,4 @@
-//! Deleting rows of append tables by writing deletion vectors.
+//! Deleting rows of append and data-evolution tables by writing deletion vectors.
 //!
 //! Source: Java `org.apache.paimon.deletionvectors.append.AppendDeleteFileMaintainer`
 //! (bucket-unaware tables), `BucketedAppendDeleteFileMaintainer` with `BucketedDvMaintainer`
@@ -11,7 +11,10 @@
 //! 1. reads every planned data file with the filter's columns and the row position (rows
 //!    already deleted by the file's current deletion vector are skipped), and collects the
 //!    positions of the rows where the filter is true (one round per file open, then one per
-//!    batch);
+//!    batch). Data-evolution tables are read split by split through the data-evolution read
+//!    (field groups merged) with `_ROW_ID`; a matching row's position is its row id minus the
+//!    first row id of its row-id group, in the vector of the group's anchor (the oldest
+//!    normal file, which keys the group's vector for every reader);
 //! 2. reads the index manifest of the snapshot and the DV index files it has to rewrite
 //!    (one `Read` each);
 //! 3. builds the new deletion vectors (new positions ∪ the file's existing ones) and writes
@@ -32,17 +35,19 @@
 //! another change of the same deletion vectors a [`Error::CommitConflict`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arrow_array::Array;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::evolution::read::row_id_groups;
 use crate::format::deletion_vector::{
     DeletionVector, decode_deletion_vector_index, encode_deletion_vector_index,
 };
-use crate::io::{Io, Machine, PutMode};
-use crate::predicate::Predicate;
-use crate::read::{FileColumn, FileRead, FileReadSpec};
+use crate::io::{Io, Machine, PutMode, next_emitted};
+use crate::predicate::{BoundPredicate, Predicate};
+use crate::read::{FileColumn, FileRead, FileReadSpec, ROW_ID, ReadContext, read_split};
 use crate::scan::planner::{INDEX_DIR, read_index_entries};
 use crate::scan::{Plan, TableKind};
 use crate::spec::data_file::join;
@@ -86,7 +91,7 @@ struct Hit {
 /// deletion vectors; index file names come from `seed`. See the module docs for the rounds.
 ///
 /// # Errors
-/// `Unsupported` for primary-key, data-evolution and postpone-bucket tables, tables without
+/// `Unsupported` for primary-key and postpone-bucket tables, tables without
 /// `deletion-vectors.enabled` (naming the option), `index-file-in-data-file-dir` and external
 /// index paths; `Invalid` for a filter that does not bind; IO and decoding errors naming the
 /// file.
@@ -104,11 +109,6 @@ pub fn check_dv_deletable(kind: TableKind, options: &CoreOptions) -> Result<()> 
     if kind == TableKind::PrimaryKey {
         return Err(Error::unsupported(
             "deletion-vector deletes of a primary-key table (delete by writing -D rows)",
-        ));
-    }
-    if options.data_evolution_enabled()? {
-        return Err(Error::unsupported(
-            "deleting rows of a data-evolution table ('data-evolution.enabled')",
         ));
     }
     if !options.deletion_vectors_enabled()? {
@@ -151,66 +151,12 @@ async fn dv_delete(
         })?,
     };
     let bound = filter.bind(&plan.schema.fields)?;
-    let mut columns: Vec<FileColumn> = bound
-        .referenced_fields()
-        .into_iter()
-        .map(|f| FileColumn::Field(f.clone()))
-        .collect();
-    columns.push(FileColumn::Position);
-    let spec = FileReadSpec::try_new(columns)?;
-    let position_col = spec.columns.len() - 1;
-
     // 1. Matching positions per data file.
-    let mut hits: Vec<Hit> = Vec::new();
-    for split in &plan.splits {
-        for (i, file) in split.data_files.iter().enumerate() {
-            let path = split.file_path(file);
-            let file_schema = plan.schemas.get(&file.schema_id).ok_or_else(|| {
-                Error::invalid(format!(
-                    "data file {path} names schema {} which the plan does not hold",
-                    file.schema_id
-                ))
-            })?;
-            let deletion_file = split
-                .deletion_files
-                .as_ref()
-                .and_then(|d| d.get(i))
-                .and_then(Option::as_ref);
-            let mut reader = FileRead::open(
-                io,
-                &path,
-                file,
-                file_schema,
-                &spec,
-                deletion_file,
-                BATCH_ROWS,
-            )
-            .await?;
-            let mut positions = Vec::new();
-            while let Some(batch) = reader.next_batch(io).await? {
-                let selected = bound.evaluate(&batch)?;
-                let pos = batch
-                    .column(position_col)
-                    .as_any()
-                    .downcast_ref::<arrow_array::Int64Array>()
-                    .ok_or_else(|| Error::invalid("position column is not Int64"))?;
-                for row in 0..batch.num_rows() {
-                    if selected.is_valid(row) && selected.value(row) {
-                        positions.push(u64::try_from(pos.value(row)).unwrap_or_default());
-                    }
-                }
-            }
-            if !positions.is_empty() {
-                hits.push(Hit {
-                    partition: split.partition.clone(),
-                    bucket: split.bucket,
-                    total_buckets: split.total_buckets,
-                    file_name: file.file_name.clone(),
-                    positions,
-                });
-            }
-        }
-    }
+    let hits: Vec<Hit> = if options.data_evolution_enabled()? {
+        data_evolution_hits(io, &plan, filter, &bound).await?
+    } else {
+        file_hits(io, &plan, &bound).await?
+    };
     if hits.is_empty() {
         return Ok(DvDelete::default());
     }
@@ -330,6 +276,157 @@ async fn dv_delete(
         messages,
         written: writer.written,
     })
+}
+
+/// Matching positions of the data files of an append table: each file read with the
+/// filter's columns and the row position (rows its vector deletes already skipped).
+async fn file_hits(io: &Io<DvDelete>, plan: &Plan, bound: &BoundPredicate) -> Result<Vec<Hit>> {
+    let mut columns: Vec<FileColumn> = bound
+        .referenced_fields()
+        .into_iter()
+        .map(|f| FileColumn::Field(f.clone()))
+        .collect();
+    columns.push(FileColumn::Position);
+    let spec = FileReadSpec::try_new(columns)?;
+    let position_col = spec.columns.len() - 1;
+    let mut hits: Vec<Hit> = Vec::new();
+    for split in &plan.splits {
+        for (i, file) in split.data_files.iter().enumerate() {
+            let path = split.file_path(file);
+            let file_schema = plan.schemas.get(&file.schema_id).ok_or_else(|| {
+                Error::invalid(format!(
+                    "data file {path} names schema {} which the plan does not hold",
+                    file.schema_id
+                ))
+            })?;
+            let deletion_file = split
+                .deletion_files
+                .as_ref()
+                .and_then(|d| d.get(i))
+                .and_then(Option::as_ref);
+            let mut reader = FileRead::open(
+                io,
+                &path,
+                file,
+                file_schema,
+                &spec,
+                deletion_file,
+                BATCH_ROWS,
+            )
+            .await?;
+            let mut positions = Vec::new();
+            while let Some(batch) = reader.next_batch(io).await? {
+                let selected = bound.evaluate(&batch)?;
+                let pos = batch
+                    .column(position_col)
+                    .as_any()
+                    .downcast_ref::<arrow_array::Int64Array>()
+                    .ok_or_else(|| Error::invalid("position column is not Int64"))?;
+                for row in 0..batch.num_rows() {
+                    if selected.is_valid(row) && selected.value(row) {
+                        positions.push(u64::try_from(pos.value(row)).unwrap_or_default());
+                    }
+                }
+            }
+            if !positions.is_empty() {
+                hits.push(Hit {
+                    partition: split.partition.clone(),
+                    bucket: split.bucket,
+                    total_buckets: split.total_buckets,
+                    file_name: file.file_name.clone(),
+                    positions,
+                });
+            }
+        }
+    }
+    Ok(hits)
+}
+
+/// Matching rows of a data-evolution table: each split read through the data-evolution read
+/// (field groups merged, deleted rows skipped) with the filter's columns and `_ROW_ID`; a
+/// matching row is deleted in the vector of its row-id group's anchor (the oldest normal
+/// file), at its row id minus the group's first row id.
+///
+/// Source: Java `DataEvolutionSplitRead#applyDeletionVector` (vectors keyed by the anchor,
+/// positions relative to its range), `DataEvolutionUtils#retrieveAnchorFile`.
+async fn data_evolution_hits(
+    io: &Io<DvDelete>,
+    plan: &Plan,
+    filter: &Predicate,
+    bound: &BoundPredicate,
+) -> Result<Vec<Hit>> {
+    let mut names: Vec<String> = bound.referenced_columns();
+    names.push(ROW_ID.to_owned());
+    let ctx = Arc::new(ReadContext::try_new(
+        plan,
+        Some(&names),
+        Some(filter),
+        None,
+        BATCH_ROWS,
+    )?);
+    let mut hits: Vec<Hit> = Vec::new();
+    for split in &plan.splits {
+        let files = &split.data_files;
+        let groups = row_id_groups(files, |f| split.file_path(f))?;
+        let mut row_ids: Vec<i64> = Vec::new();
+        let mut read = read_split(Arc::clone(&ctx), split.clone());
+        while let Some(batch) = next_emitted(io, &mut read).await? {
+            let selected = bound.evaluate(&batch)?;
+            let ids = batch
+                .column_by_name(ROW_ID)
+                .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>())
+                .ok_or_else(|| Error::invalid("the read returned no _ROW_ID column"))?;
+            for row in 0..batch.num_rows() {
+                if selected.is_valid(row) && selected.value(row) {
+                    row_ids.push(ids.value(row));
+                }
+            }
+        }
+        row_ids.sort_unstable();
+        let mut next = 0;
+        for group in &groups {
+            let end = next + row_ids[next..].partition_point(|id| *id <= group.range.to);
+            let ids = &row_ids[next..end];
+            next = end;
+            if ids.is_empty() {
+                continue;
+            }
+            let anchor = group.anchor(files).ok_or_else(|| {
+                Error::invalid(format!(
+                    "row-id group {} of a data-evolution table has no normal data file to \
+                     hold its deletion vector",
+                    group.range
+                ))
+            })?;
+            let mut positions = Vec::with_capacity(ids.len());
+            for id in ids {
+                let p = id
+                    .checked_sub(group.range.from)
+                    .and_then(|p| u64::try_from(p).ok())
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "_ROW_ID {id} lies outside its row-id group {}",
+                            group.range
+                        ))
+                    })?;
+                positions.push(p);
+            }
+            hits.push(Hit {
+                partition: split.partition.clone(),
+                bucket: split.bucket,
+                total_buckets: split.total_buckets,
+                file_name: files[anchor].file_name.clone(),
+                positions,
+            });
+        }
+        if next != row_ids.len() {
+            return Err(Error::invalid(format!(
+                "_ROW_ID {} lies in no row-id group of its split",
+                row_ids[next]
+            )));
+        }
+    }
+    Ok(hits)
 }
 
 /// The changes of one (partition, bucket).

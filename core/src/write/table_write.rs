@@ -270,11 +270,9 @@ impl TableWrite {
     /// A writer for `schema` (the table's latest schema), continuing after `restore`.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for tables we cannot write yet (dynamic or postpone bucket
-    /// primary-key tables, deletion vectors other than on primary-key tables and
-    /// append tables without data evolution, BLOB columns stored inline or without data
-    /// evolution, `changelog-producer` other than `none`/`input`, external data paths), naming
-    /// the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
+    /// [`Error::Unsupported`] for tables we cannot write yet (e.g. cross-partition
+    /// dynamic-bucket tables with deletion vectors or first-row, BLOB columns stored inline or
+    /// without data evolution, rescaled buckets), naming the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
     /// that is not an append table with `bucket` = -1.
     pub fn try_new(
         schema: TableSchema,
@@ -343,29 +341,10 @@ impl TableWrite {
                 "'data-evolution.enabled' needs 'row-tracking.enabled' = true",
             ));
         }
-        // Deletion vectors: primary-key tables (the host compacts level 0 of every touched
-        // bucket before the commit, see `compact::pk`; postpone files get theirs when a
-        // compaction moves them to real buckets); append tables (new files need no deletion
-        // vector; deletes write them, see `write::deletion_vectors`) unless data evolution
-        // is on.
-        let dv_append = matches!(mode, Mode::AppendUnaware | Mode::AppendFixed) && !data_evolution;
-        let dv_pk = matches!(
-            mode,
-            Mode::KeyValueFixed | Mode::KeyValueDynamic | Mode::KeyValuePostpone
-        );
-        if core.deletion_vectors_enabled()? && !dv_pk && !dv_append {
-            return Err(Error::unsupported(format!(
-                "writing tables with deletion vectors (deletion-vectors.enabled) other than \
-                 primary-key tables and append tables without data evolution (this table: {})",
-                if pk {
-                    format!("'bucket' = {bucket}")
-                } else if data_evolution {
-                    "data evolution".to_owned()
-                } else {
-                    "no primary key".to_owned()
-                }
-            )));
-        }
+        // Deletion vectors need nothing here: primary-key tables get theirs when the host
+        // compacts level 0 of every touched bucket before the commit (`compact::pk`; postpone
+        // files when a compaction moves them to real buckets); new files of append tables,
+        // data evolution included, have none (deletes write them, `write::deletion_vectors`).
         let external = ExternalPaths::from_options(&core)?;
         if external.is_some() && core.index_file_in_data_file_dir()? {
             return Err(Error::unsupported(

@@ -88,7 +88,7 @@ impl UpdateWriter {
     /// # Errors
     /// [`Error::Invalid`] when the table is not a data-evolution table
     /// (`row-tracking.enabled` and `data-evolution.enabled`); as the append writer for
-    /// options it does not support (deletion vectors, inline blobs); an invalid
+    /// options it does not support (inline blobs); an invalid
     /// `data-file.external-paths*` option.
     pub fn try_new(schema: TableSchema, options: WriteOptions) -> Result<Self> {
         let core = schema.core_options();
@@ -96,11 +96,6 @@ impl UpdateWriter {
             return Err(Error::invalid(
                 "updating columns by _ROW_ID needs a data-evolution table \
                  ('row-tracking.enabled' and 'data-evolution.enabled' = true)",
-            ));
-        }
-        if core.deletion_vectors_enabled()? {
-            return Err(Error::unsupported(
-                "updating data-evolution tables with deletion vectors",
             ));
         }
         let external = ExternalPaths::from_options(&core)?;

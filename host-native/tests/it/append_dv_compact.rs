@@ -527,8 +527,7 @@ async fn fixed_bucket_compaction_rewrites_the_bucket_index_file() {
 }
 
 /// The CLI's `compact` on an unaware-bucket table with deletion vectors commits (no more
-/// "unsupported"), and data-evolution tables with deletion vectors stay refused by the planner
-/// (checked in core's inspector tests).
+/// "unsupported"); data-evolution tables with deletion vectors: `data_evolution_dv.rs`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_compacts_a_table_with_deletion_vectors() {
     let dir = tempfile::tempdir().unwrap();

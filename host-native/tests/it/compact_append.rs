@@ -365,31 +365,6 @@ async fn corpus_data_evolution_table(name: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn corpus_tables_with_deletion_vectors_are_refused() {
-    for name in ["de_dv_delete", "de_merge_into"] {
-        corpus_table_with_deletion_vectors(name).await;
-    }
-}
-
-async fn corpus_table_with_deletion_vectors(name: &str) {
-    let (_tmp, loc) = copy_table(name);
-    let table = Table::open(&loc).await.unwrap();
-    table
-        .alter(vec![SchemaChange::set_option(
-            "compaction.min.file-num",
-            "2",
-        )])
-        .await
-        .unwrap();
-    let before = live_files(&table).await;
-    match run(&table, &AppendCompactOptions::default()).await {
-        Err(e) => assert!(e.to_string().contains("deletion vector"), "{e}"),
-        // No task touches a file with a deletion vector: nothing refused.
-        Ok(r) => assert!(r.tasks.is_empty() || live_files(&table).await != before),
-    }
-}
-
 /// The corpus' row-tracking append table (no data evolution): its two files compacted into
 /// one that stores `_ROW_ID` and `_SEQUENCE_NUMBER` (no `first_row_id`); every row keeps both,
 /// as Java 1.4.2 reads them too.

@@ -17,14 +17,14 @@ use paimon_kernel::write::deletion_vectors::dv_delete_machine;
 use paimon_native::Table;
 use serde_json::{Value, json};
 
-fn run(args: &[&str]) -> Output {
+pub(crate) fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
         .args(args)
         .output()
         .unwrap()
 }
 
-fn ok(args: &[&str]) -> String {
+pub(crate) fn ok(args: &[&str]) -> String {
     let out = run(args);
     assert!(
         out.status.success(),
@@ -34,7 +34,7 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn create(dir: &Path, name: &str, schema: Value) -> String {
+pub(crate) fn create(dir: &Path, name: &str, schema: Value) -> String {
     let loc = dir.join(name);
     let file = dir.join(format!("{name}.schema.json"));
     std::fs::write(&file, schema.to_string()).unwrap();
@@ -48,7 +48,7 @@ fn create(dir: &Path, name: &str, schema: Value) -> String {
 }
 
 /// Write JSON rows with the `write` command (one snapshot).
-fn write(table: &str, rows: &[Value]) {
+pub(crate) fn write(table: &str, rows: &[Value]) {
     let file = PathBuf::from(format!("{table}.input.jsonl"));
     let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&file, text).unwrap();
@@ -83,7 +83,7 @@ async fn our_rows(loc: &str) -> Vec<String> {
     rows
 }
 
-fn model_rows(model: &[Value]) -> Vec<String> {
+pub(crate) fn model_rows(model: &[Value]) -> Vec<String> {
     let mut rows: Vec<String> = model.iter().map(|r| r.to_string()).collect();
     rows.sort();
     rows
@@ -122,7 +122,7 @@ fn pypaimon_python() -> Option<PathBuf> {
 }
 
 /// pypaimon reads `corpus.db/<name>` of `warehouse` as `model` (skipped without the venv).
-fn check_pypaimon(warehouse: &Path, name: &str, model: &[Value]) {
+pub(crate) fn check_pypaimon(warehouse: &Path, name: &str, model: &[Value]) {
     let Some(python) = pypaimon_python() else {
         println!("pypaimon venv not installed: skipping the pypaimon read of {name}");
         return;
@@ -150,7 +150,7 @@ fn check_pypaimon(warehouse: &Path, name: &str, model: &[Value]) {
 /// The DVs of the latest snapshot: data file name → deleted positions, checking that every
 /// index entry is a `DELETION_VECTORS` ADD, each data file has one DV, `_ROW_COUNT` = number
 /// of ranges, and (fixed buckets) one index file per bucket.
-async fn live_dvs(loc: &str, bucketed: bool) -> BTreeMap<String, Vec<u64>> {
+pub(crate) async fn live_dvs(loc: &str, bucketed: bool) -> BTreeMap<String, Vec<u64>> {
     let table = Table::open(loc).await.unwrap();
     let plan = table.scan().plan().await.unwrap();
     let snapshot = plan.snapshot.clone().unwrap();

@@ -13,6 +13,7 @@ mod compact_append;
 mod compact_pk;
 mod compact_row_tracking;
 mod cross_partition;
+mod data_evolution_dv;
 mod delete_dv;
 mod dynamic_bucket;
 mod external_paths;

@@ -232,7 +232,7 @@ test("wasm write: read-only sources reject writes; postpone tables reject compac
 
 test("wasm write: append and data-evolution corpus tables compact from the page as the preview plans, rows unchanged", async () => {
   const checked = [];
-  for (const [name, options] of [["append_parquet", { "compaction.min.file-num": "2" }], ["append_avro", { "compaction.min.file-num": "2" }], ["de_update", {}], ["evo_append", { "compaction.min.file-num": "2" }]]) {
+  for (const [name, options] of [["append_parquet", { "compaction.min.file-num": "2" }], ["append_avro", { "compaction.min.file-num": "2" }], ["de_update", {}], ["de_merge_into", {}], ["evo_append", { "compaction.min.file-num": "2" }]]) {
     const files = tableFiles(name);
     // Options as `alter --set`: a new schema file with the options added.
     const latest = Math.max(...[...files.keys()].filter((p) => p.startsWith("schema/schema-")).map((p) => Number(p.slice(14))));
@@ -254,7 +254,7 @@ test("wasm write: append and data-evolution corpus tables compact from the page 
     for (const task of preview.tasks) for (const f of task.files) assert.ok(!live.has(f), `${name}: ${f} still live`);
     checked.push(name);
   }
-  assert.equal(checked.length, 4);
+  assert.equal(checked.length, 5);
 });
 
 /** `(table prefix, reason)` of conformance/pending-writes.txt. */

@@ -54,6 +54,9 @@ fn opts(target: i64, open: i64, min: usize) -> DataEvolutionCompactOptions {
         target_file_size: target,
         open_file_cost: open,
         min_file_num: min,
+        deletion_vectors: false,
+        dv_bitmap64: false,
+        dv_index_file_target_size: 2 << 20,
     }
 }
 
