@@ -5,13 +5,16 @@
       every table of conformance/java-tables: the reader's rows (default read and each
       additional read, given as Java dynamic options) equal the rows of *.expected.json,
       captured from Java Paimon 1.4.2.
-  validate.py corpus --cli PATH [--read PATH] [--tables DIR]
-      every table of conformance/tables/corpus.db (or DIR/*/): the reader's rows equal our CLI's
-      `scan --format jsonl` rows, line for line as strings (sorted), for the default read and
-      for each additional read of *.expected.json (snapshot, tag, projection).
+  validate.py corpus --cli PATH --canonical PATH [--read PATH] [--tables DIR]
+      every table of conformance/tables/corpus.db (or DIR/*/): the reader's rows equal our
+      reader's canonical rows (`paimon-kernel scan TABLE --format arrow` through the
+      `canonical_rows` example of paimon-conformance), line for line as strings (sorted), for
+      the default read and for each additional read of *.expected.json (snapshot, tag,
+      projection). (`scan --format jsonl` is arrow_json's encoding, not the canonical one:
+      decimals as numbers, timestamps with the unit's digits, maps as objects, blobs as hex.)
 
 Prints one line per read and ends with `N passed, N failed, N skipped` (skipped: a read Java
-refuses, or one the CLI cannot print as JSON lines; each with the first line of its error).
+refuses, or one our CLI fails; each with the first line of its error).
 """
 
 import argparse
@@ -24,10 +27,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE = os.path.dirname(HERE)
 
 
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, pipe_to=None):
+    if pipe_to:
+        first = subprocess.run(cmd, capture_output=True)
+        if first.returncode != 0:
+            err = first.stderr.decode(errors="replace").strip().splitlines()
+            return first.returncode, [], err[0] if err else ""
+        cmd, given = pipe_to, first.stdout
+        p = subprocess.run(cmd, input=given, capture_output=True)
+        p.stdout, p.stderr = p.stdout.decode(), p.stderr.decode(errors="replace")
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True)
     lines = sorted(l for l in p.stdout.splitlines() if l.strip())
-    err = next((l for l in p.stderr.splitlines() if l.strip()), "")
+    errs = [l for l in p.stderr.splitlines() if l.strip()]
+    # The reader's own error line ("read: ..."), else the first line (log lines may precede it).
+    err = next((l for l in errs if l.startswith("read:")), errs[0] if errs else "")
     return p.returncode, lines, err
 
 
@@ -113,7 +127,7 @@ def corpus(args):
         for label, options, projection in reads:
             what = f"{name} [{label}]"
             java = [args.read, table]
-            cli = [args.cli, "scan", table, "--format", "jsonl"]
+            cli = [args.cli, "scan", table, "--format", "arrow"]
             unsupported = [k for k in options if k not in ("scan.snapshot-id", "scan.tag-name")]
             if unsupported:
                 t.skip(what, f"no CLI flag for {unsupported}")
@@ -124,7 +138,7 @@ def corpus(args):
             if projection:
                 java += ["--columns", ",".join(projection)]
                 cli += ["--columns", ",".join(projection)]
-            ccode, ours, cerr = run(cli)
+            ccode, ours, cerr = run(cli, pipe_to=[args.canonical])
             if ccode != 0:
                 t.skip(what, f"CLI: {cerr}")
                 continue
@@ -148,10 +162,11 @@ def main():
     ap.add_argument("mode", choices=["java-tables", "corpus"])
     ap.add_argument("--read", default=os.environ.get("PAIMON_JAVA_CHECK", "/work/java-check/read"))
     ap.add_argument("--cli", help="the paimon-kernel binary (corpus mode)")
+    ap.add_argument("--canonical", help="the canonical_rows example binary (corpus mode)")
     ap.add_argument("--tables", help="a directory of tables (corpus mode; default the corpus)")
     args = ap.parse_args()
-    if args.mode == "corpus" and not args.cli:
-        ap.error("corpus needs --cli")
+    if args.mode == "corpus" and not (args.cli and args.canonical):
+        ap.error("corpus needs --cli and --canonical")
     sys.exit(java_tables(args) if args.mode == "java-tables" else corpus(args))
 
 
