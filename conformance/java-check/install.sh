@@ -54,5 +54,6 @@ chmod +x "$dest/read" "$dest/files"
 java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ArchiveClassesAtExit="$dest/read.jsa" \
     -Xlog:disable -Xlog:all=error:stderr \
     -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
-    -cp "$cp" check.Main "$here/../java-tables/p142_orc_pk" > /dev/null
+    -cp "$cp" check.Main "$here/../java-tables/p142_orc_pk" > /dev/null ||
+    echo "install.sh: no class-data-sharing archive (the reader works, only starts slower)" >&2
 echo "installed $dest/read (Java Paimon 1.4.2)" >&2
