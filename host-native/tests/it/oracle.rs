@@ -1,5 +1,13 @@
 //! What the other implementations read: Java Paimon 1.4.2 (`/work/java-check/read`, when
 //! present; `PAIMON_JAVA_CHECK` names another `read` script), shared by the test modules.
+//!
+//! The reader's source is `conformance/java-check` (a Maven project on `paimon-bundle` 1.4.2);
+//! `conformance/java-check/install.sh` builds it and writes `/work/java-check/read` (not in CI,
+//! whose machines skip these checks). `read TABLE [--columns a,_ROW_ID] [--snapshot N]
+//! [--tag T] [--branch B] [--option K=V]... [--row-kind]` prints one canonical JSON row per
+//! line (`paimon_kernel::canonical`, byte for byte as `serde_json` prints it), so callers may
+//! compare the lines as strings; `--row-kind` prefixes each line with `+I`/`-U`/`+U`/`-D` and a
+//! tab. See its README for every flag.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
