@@ -54,6 +54,8 @@ fn opts(target: i64, open: i64, min: usize) -> DataEvolutionCompactOptions {
         target_file_size: target,
         open_file_cost: open,
         min_file_num: min,
+        compact_blob: false,
+        blob_target_file_size: target,
         deletion_vectors: false,
         dv_bitmap64: false,
         dv_index_file_target_size: 2 << 20,
@@ -251,8 +253,13 @@ fn options_follow_java_defaults_and_refuse_unsupported() {
     let blob = DataEvolutionCompactOptions::from_options(&CoreOptions::new(with(
         "blob-compaction.enabled",
         "true",
-    )));
-    assert!(matches!(blob, Err(Error::Unsupported { .. })), "{blob:?}");
+    )))
+    .unwrap();
+    assert!(blob.compact_blob);
+    assert_eq!(blob.blob_target_file_size, 256 * M);
+    // Planning blobs without the schemas is refused.
+    let e = entries(&BinaryRow::empty(), vec![file("a", 0, 10, 1)]);
+    assert!(matches!(plan(&e, &blob), Err(Error::Invalid { .. })));
     // rewrite-row-ids without deletion vectors: ignored, as release-2.0.0 does.
     let ignored = DataEvolutionCompactOptions::from_options(&CoreOptions::new(with(
         "data-evolution.compaction.rewrite-row-ids",
@@ -266,4 +273,102 @@ fn options_follow_java_defaults_and_refuse_unsupported() {
         matches!(refused, Err(Error::Unsupported { .. })),
         "{refused:?}"
     );
+}
+
+/// A `.blob` file of column `col` (schema 0: `id` = 0, `b` = 1, `c` = 2).
+fn blob(name: &str, col: &str, first_row_id: i64, rows: i64, size: i64, seq: i64) -> DataFileMeta {
+    let mut f = file(&format!("{name}.blob"), first_row_id, rows, size);
+    f.write_cols = Some(vec![col.into()]);
+    f.min_sequence_number = seq;
+    f.max_sequence_number = seq;
+    f
+}
+
+fn blob_schemas() -> BTreeMap<i64, TableSchema> {
+    let schema = crate::spec::schema::decode_schema(
+        br#"{"version": 3, "id": 0, "fields": [{"id": 0, "name": "id", "type": "INT"},
+            {"id": 1, "name": "b", "type": "BLOB"}, {"id": 2, "name": "c", "type": "BLOB"}],
+            "highestFieldId": 2, "partitionKeys": [], "primaryKeys": [],
+            "options": {"blob-view-field": "c"}, "timeMillis": 0}"#,
+        "schema-0",
+    )
+    .unwrap();
+    BTreeMap::from([(0, schema)])
+}
+
+fn blob_opts(min: usize, blob_target: i64) -> DataEvolutionCompactOptions {
+    DataEvolutionCompactOptions {
+        compact_blob: true,
+        blob_target_file_size: blob_target,
+        ..opts(1 << 40, 1, min)
+    }
+}
+
+/// Java `CompactPlanner#fileGroupsToCompact` / `#smallFileGroupsToCompact`: two versions of
+/// the same rows form a task; consecutive small files merge in runs of at least two, cut at
+/// the target size; a large file and a gap break a run; a column stored inline (`c`, a
+/// `blob-view-field`) is never compacted; the normal task comes first.
+#[test]
+fn blob_files_are_grouped_as_java_groups_them() {
+    let schemas = blob_schemas();
+    let fields = BlobFields::new(&schemas[&0], &schemas);
+    let files = vec![
+        file("n0", 0, 100, 10),
+        file("n1", 100, 100, 10),
+        // Column b over [0, 99]: two layers of [0, 49], then small files.
+        blob("b0", "b", 0, 50, 30, 1),
+        blob("b0u", "b", 0, 50, 5, 3),
+        blob("b1", "b", 50, 25, 10, 1),
+        blob("b2", "b", 75, 25, 10, 1),
+        // Column b over [100, 199]: small, large, small, small, small (the last run is cut
+        // at the target of 25 bytes once it holds two files).
+        blob("b3", "b", 100, 10, 10, 2),
+        blob("b4", "b", 110, 10, 100, 2),
+        blob("b5", "b", 120, 10, 20, 2),
+        blob("b6", "b", 130, 10, 20, 2),
+        blob("b7", "b", 140, 60, 1, 2),
+        // Column c: inline, never compacted.
+        blob("c0", "c", 0, 100, 1, 1),
+        blob("c1", "c", 100, 100, 1, 1),
+    ];
+    let e = entries(&BinaryRow::empty(), files);
+    // With the normal task, the blobs of n0 and n1 are grouped together: b1, b2, b3 are
+    // consecutive and reach the target at b3; b7 is left alone.
+    let tasks = plan_with_blobs(&e, &blob_opts(2, 25), Some(&fields)).unwrap();
+    assert_eq!(
+        names(&tasks),
+        vec![
+            vec!["n0", "n1"],
+            vec!["b0.blob", "b0u.blob"],
+            vec!["b1.blob", "b2.blob", "b3.blob"],
+            vec!["b5.blob", "b6.blob"],
+        ]
+    );
+    let kinds: Vec<DataEvolutionTaskKind> = tasks.iter().map(|t| t.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            DataEvolutionTaskKind::Normal,
+            DataEvolutionTaskKind::Blob,
+            DataEvolutionTaskKind::Blob,
+            DataEvolutionTaskKind::Blob
+        ]
+    );
+    // Without enough normal files each normal file's blobs are grouped alone (b3 is then
+    // alone in n1's run), and there is no normal task.
+    let tasks = plan_with_blobs(&e, &blob_opts(3, 25), Some(&fields)).unwrap();
+    assert_eq!(
+        names(&tasks),
+        vec![
+            vec!["b0.blob", "b0u.blob"],
+            vec!["b1.blob", "b2.blob"],
+            vec!["b5.blob", "b6.blob"],
+        ]
+    );
+    // Blob compaction off: the normal task alone.
+    let off = DataEvolutionCompactOptions {
+        compact_blob: false,
+        ..blob_opts(2, 25)
+    };
+    assert_eq!(names(&plan(&e, &off).unwrap()), vec![vec!["n0", "n1"]]);
 }
