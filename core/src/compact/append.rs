@@ -277,7 +277,7 @@ impl AppendDvIndex {
     }
 
     /// Where the vector of `file` is, as the read side wants it (`None`: no vector).
-    fn deletion_file(
+    pub(crate) fn deletion_file(
         &self,
         partition: &BinaryRow,
         bucket: i32,

@@ -30,8 +30,12 @@
 //! With `blob-compaction.enabled`, `.blob` files are planned and merged too
 //! ([`data_evolution::plan_with_blobs`], [`data_evolution::blob`]).
 //!
-//! Not supported (the error says so): primary-key tables, Java's materializing of deletions
-//! (`data-evolution.compaction.rewrite-row-ids`).
+//! With `data-evolution.compaction.rewrite-row-ids` (and deletion vectors), bins with
+//! deleted rows are materialized as Java 2.0 does: read with their vectors, written as new
+//! rows (every column, BLOB columns to `.blob` files) that the commit gives new row ids, the
+//! vectors dropped.
+//!
+//! Not supported (the error says so): primary-key tables.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -221,8 +225,24 @@ pub async fn plan_append_job<T>(io: &Io<T>, opts: &AppendJobOptions) -> Result<A
     let tasks = if de {
         let settings = DataEvolutionCompactOptions::from_options(&options)?;
         let blob_fields = BlobFields::new(&scan.schema, &scan.schemas);
-        let tasks = data_evolution::plan_with_blobs(&entries, &settings, Some(&blob_fields))?;
         let dvs = AppendDvIndex::try_new(&index_entries, &options, true)?;
+        let tasks =
+            data_evolution::plan_with_blobs(&entries, &settings, Some(&blob_fields), Some(&dvs))?;
+        // Materializing changes row ids, which global indexes point at: Java drops them; not
+        // done here.
+        if tasks
+            .iter()
+            .any(|t| t.kind == DataEvolutionTaskKind::MaterializeDeletions)
+            && let Some(e) = index_entries
+                .iter()
+                .find(|e| e.kind == FileKind::Add && e.index_file.global_index.is_some())
+        {
+            return Err(Error::unsupported(format!(
+                "materializing deletions ('data-evolution.compaction.rewrite-row-ids') of a \
+                 table with global index files (index file {})",
+                e.index_file.file_name
+            )));
+        }
         data_evolution = Some((settings, dvs));
         AppendJobTasks::DataEvolution(tasks)
     } else {
@@ -329,6 +349,11 @@ pub async fn run_append_job<T: Send + 'static>(
                 None,
                 0,
             )?);
+            let full_ctx = {
+                let mut c = ReadContext::try_new(&plan.scan, None, None, None, 0)?;
+                c.blob_as_descriptor = false;
+                Arc::new(c)
+            };
             for task in tasks {
                 if task.kind == DataEvolutionTaskKind::Blob {
                     let bucket_path = bucket_path(plan, &task.partition, 0)?;
@@ -344,6 +369,32 @@ pub async fn run_append_job<T: Send + 'static>(
                         )
                         .await?,
                     );
+                    continue;
+                }
+                if task.kind == DataEvolutionTaskKind::MaterializeDeletions {
+                    // Every column (BLOB columns to `.blob` files), the vectors applied; the
+                    // outputs are new rows: the commit gives them row ids.
+                    let job = Job {
+                        partition: &task.partition,
+                        bucket: 0,
+                        total_buckets: None,
+                        files: &task.files,
+                        deletion_files: &task.deletion_files,
+                        data_evolution: true,
+                        row_tracking: false,
+                    };
+                    let outputs = rewrite(
+                        io,
+                        plan,
+                        &full_ctx,
+                        schema.clone(),
+                        &job,
+                        seeds,
+                        time_millis,
+                        written,
+                    )
+                    .await?;
+                    messages.push(task.finish_materialized(outputs));
                     continue;
                 }
                 let job = Job {

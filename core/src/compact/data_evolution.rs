@@ -18,10 +18,12 @@ use serde::{Deserialize, Serialize};
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::compact::CompactionUnitSummary;
 use crate::compact::append::{
-    DEFAULT_DV_INDEX_FILE_TARGET_BYTES, bool_option, int_option, memory_option, unit_summary,
+    AppendDvIndex, DEFAULT_DV_INDEX_FILE_TARGET_BYTES, bool_option, int_option, memory_option,
+    unit_summary,
 };
 use crate::error::{Error, Result};
 use crate::format::blob::BlobElementKind;
+use crate::scan::DeletionFile;
 use crate::spec::{BinaryRow, CoreOptions, DataField, DataFileMeta, ManifestEntry, TableSchema};
 
 /// The options the data-evolution planner reads, with Java's defaults.
@@ -44,6 +46,10 @@ pub struct DataEvolutionCompactOptions {
     /// merged up to this size.
     #[serde(default)]
     pub blob_target_file_size: i64,
+    /// `data-evolution.compaction.rewrite-row-ids` with `deletion-vectors.enabled`: bins
+    /// holding an anchor with a vector are materialized (deleted rows dropped, new row ids).
+    #[serde(default)]
+    pub materialize_deletions: bool,
     /// `deletion-vectors.enabled`: the vectors of the tasks' anchors move to their outputs
     /// ([`deletion_vectors::rewrite_deletion_vectors`]).
     #[serde(default)]
@@ -65,19 +71,10 @@ impl DataEvolutionCompactOptions {
     /// The options of a table.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming an option that does not parse; [`Error::Unsupported`] for
-    /// `data-evolution.compaction.rewrite-row-ids = true` together with
-    /// `deletion-vectors.enabled = true` (Java's materializing of deletions, which rewrites row
-    /// ids; without deletion vectors Java ignores the option, and so does this planner).
+    /// [`Error::Invalid`] naming an option that does not parse.
+    /// `data-evolution.compaction.rewrite-row-ids` counts only with `deletion-vectors.enabled`
+    /// (Java ignores it otherwise).
     pub fn from_options(options: &CoreOptions) -> Result<Self> {
-        if bool_option(options, "data-evolution.compaction.rewrite-row-ids", false)?
-            && options.deletion_vectors_enabled()?
-        {
-            return Err(Error::unsupported(
-                "data-evolution compaction that materializes deletion vectors and rewrites row \
-                 ids ('data-evolution.compaction.rewrite-row-ids' = true)",
-            ));
-        }
         let target_file_size = memory_option(options, "target-file-size", 256 << 20)?;
         Ok(DataEvolutionCompactOptions {
             target_file_size,
@@ -89,6 +86,11 @@ impl DataEvolutionCompactOptions {
             )?,
             open_file_cost: memory_option(options, "source.split.open-file-cost", 4 << 20)?,
             min_file_num: int_option(options, "compaction.min.file-num", 5)?,
+            materialize_deletions: bool_option(
+                options,
+                "data-evolution.compaction.rewrite-row-ids",
+                false,
+            )? && options.deletion_vectors_enabled()?,
             deletion_vectors: options.deletion_vectors_enabled()?,
             dv_bitmap64: options.deletion_vectors_bitmap64()?,
             dv_index_file_target_size: memory_option(
@@ -115,12 +117,16 @@ pub struct DataEvolutionCompactTask {
     /// What the task rewrites.
     #[serde(default)]
     pub kind: DataEvolutionTaskKind,
+    /// Materializing tasks: the deletion vector of each file of `files` (same order, `None`:
+    /// no vector), applied when the files are read; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deletion_files: Vec<Option<DeletionFile>>,
 }
 
 /// The kind of a data-evolution compaction task.
 ///
-/// Source: Java `DataEvolutionCompactTask.TaskType` (`NORMAL`, `BLOB`; `MATERIALIZE_DELETION`
-/// is refused, see [`DataEvolutionCompactOptions::from_options`]).
+/// Source: Java `DataEvolutionCompactTask.TaskType` (`NORMAL`, `BLOB`,
+/// `MATERIALIZE_DELETION`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DataEvolutionTaskKind {
@@ -131,6 +137,10 @@ pub enum DataEvolutionTaskKind {
     /// `.blob` files of one BLOB column over one contiguous row-id range merged into one
     /// `.blob` file (Java `DataEvolutionBlobCompactTask`).
     Blob,
+    /// Normal files with their `.blob` files, read with their deletion vectors applied and
+    /// written again as new rows (new row ids at commit, no vector left; Java
+    /// `DataEvolutionMaterializeDeletionCompactTask`).
+    MaterializeDeletions,
 }
 
 impl DataEvolutionCompactTask {
@@ -236,6 +246,27 @@ impl DataEvolutionCompactTask {
     }
 }
 
+impl DataEvolutionCompactTask {
+    /// The commit message of a [`DataEvolutionTaskKind::MaterializeDeletions`] task whose
+    /// live rows were written into `outputs` (normal and `.blob` files as the append writer
+    /// writes them: `APPEND` source, no first row id, sequence numbers from 0): the commit
+    /// gives them new row ids and the snapshot id as sequence number, as Java's
+    /// `RowTrackingCommitUtils` does for such files. Bucket 0, no total buckets.
+    pub fn finish_materialized(&self, outputs: Vec<DataFileMeta>) -> CommitMessage {
+        CommitMessage {
+            partition: self.partition.clone(),
+            bucket: 0,
+            total_buckets: None,
+            data_increment: Default::default(),
+            compact_increment: CompactIncrement {
+                compact_before: self.files.clone(),
+                compact_after: outputs,
+                ..CompactIncrement::default()
+            },
+        }
+    }
+}
+
 /// How a data-evolution task reads and writes with the latest schema `schema`: the schema the
 /// rewriter writes (the BLOB columns, which live in `.blob` files, left out), the names of its
 /// fields (the read's projection), and the output's `write_cols` (`None` when nothing was left
@@ -315,6 +346,8 @@ fn merge_overlapping<T: Clone>(items: &[(T, (i64, i64))]) -> Vec<Vec<T>> {
 struct Bin {
     files: Vec<DataFileMeta>,
     weight: i64,
+    /// An anchor of the bin has a deletion vector (materializing mode only).
+    materialize: bool,
 }
 
 /// Plan the compaction of a data-evolution table from the live files of one snapshot.
@@ -332,7 +365,8 @@ struct Bin {
 ///
 /// Differences to `../shared/spec/data-evolution.md` §8 (release-2.0.0 followed): the
 /// release has no candidate-range pre-pass (§8.3: its scanner reads every manifest); with
-/// deletion vectors and `rewrite-row-ids` the release materializes deletions (refused here).
+/// deletion vectors and `rewrite-row-ids` the release materializes deletions (see
+/// [`plan_with_blobs`]).
 ///
 /// # Errors
 /// [`Error::Invalid`] for a file without a first row id, for a row-id group whose files do
@@ -345,7 +379,7 @@ pub fn plan(
     entries: &[ManifestEntry],
     options: &DataEvolutionCompactOptions,
 ) -> Result<Vec<DataEvolutionCompactTask>> {
-    plan_with_blobs(entries, options, None)
+    plan_with_blobs(entries, options, None, None)
 }
 
 /// The BLOB columns of a table's schemas, for planning `.blob` compaction: a `.blob` file's
@@ -433,14 +467,22 @@ impl<'a> BlobFields<'a> {
 /// As [`plan`]; [`Error::Invalid`] for blob compaction without `blob_fields` and for `.blob`
 /// files whose column cannot be resolved.
 ///
+/// Materializing (`materialize_deletions`, with the planned snapshot's vectors in
+/// `deletions`): a row-id group weighs Σ max(⌈file size × rows left / rows⌉,
+/// `open_file_cost`), rows left by its anchor's vector; a flushed bin with an anchor that has
+/// a vector becomes one [`DataEvolutionTaskKind::MaterializeDeletions`] task of its normal
+/// files and their `.blob` files, whatever their number, each with its vector.
+///
 /// Source: Java `DataEvolutionCompactCoordinator.CompactPlanner#compactPlan`,
-/// `#triggerNonMaterializeTask`, `#blobFileGroupsToCompact`, `#fileGroupsToCompact`,
+/// `#triggerMaterializeTask`, `#triggerNonMaterializeTask`, `#blobFileGroupsToCompact`, `#fileGroupsToCompact`,
 /// `#smallFileGroupsToCompact` (release-2.0.0; `BLOB_COMPACT_MIN_FILE_NUM` = 2).
 pub fn plan_with_blobs(
     entries: &[ManifestEntry],
     options: &DataEvolutionCompactOptions,
     blob_fields: Option<&BlobFields<'_>>,
+    deletions: Option<&AppendDvIndex>,
 ) -> Result<Vec<DataEvolutionCompactTask>> {
+    let deletions = deletions.filter(|_| options.materialize_deletions);
     let blobs = match (options.compact_blob, blob_fields) {
         (false, _) => None,
         (true, Some(b)) => Some(b),
@@ -470,7 +512,7 @@ pub fn plan_with_blobs(
                 owners.insert(row_range(f, false)?.0, f);
             }
             let mut blob_files: BTreeMap<String, Vec<DataFileMeta>> = BTreeMap::new();
-            if blobs.is_some() {
+            if blobs.is_some() || deletions.is_some() {
                 for b in run.iter().filter(|f| f.is_blob_file()) {
                     let start = row_range(b, false)?.0;
                     if let Some((_, owner)) = owners.range(..=start).next_back() {
@@ -491,7 +533,15 @@ pub fn plan_with_blobs(
                 .collect::<Result<Vec<_>>>()?;
             let mut bin = Bin::default();
             let flush = |bin: Bin, tasks: &mut Vec<DataEvolutionCompactTask>| {
-                flush_bin(&partition, bin, options, blobs, &blob_files, tasks)
+                flush_bin(
+                    &partition,
+                    bin,
+                    options,
+                    blobs,
+                    deletions,
+                    &blob_files,
+                    tasks,
+                )
             };
             for group in merge_overlapping(&normal) {
                 let first = row_range(&group[0], false)?;
@@ -504,20 +554,45 @@ pub fn plan_with_blobs(
                         )));
                     }
                 }
+                // Materializing: the anchor's vector, and the weight of the rows left.
+                let anchor_deleted = match deletions {
+                    None => None,
+                    Some(dvs) => {
+                        let anchor = group
+                            .iter()
+                            .min_by(|a, b| {
+                                (a.max_sequence_number, &a.file_name)
+                                    .cmp(&(b.max_sequence_number, &b.file_name))
+                            })
+                            .ok_or_else(|| Error::invalid("an empty row-id group"))?;
+                        dvs.deletion_file(&partition, 0, &anchor.file_name)
+                            .map(|d| (anchor.row_count, d.cardinality))
+                    }
+                };
+                let ratio = match anchor_deleted {
+                    Some((rows, Some(deleted))) if rows > 0 => {
+                        (rows - deleted).max(0) as f64 / rows as f64
+                    }
+                    _ => 1.0,
+                };
                 let weight = group.iter().fold(0i64, |w, f| {
-                    w.saturating_add(f.file_size.max(options.open_file_cost))
+                    let size = (f.file_size as f64 * ratio).ceil() as i64;
+                    w.saturating_add(size.max(options.open_file_cost))
                 });
+                let materialize = anchor_deleted.is_some();
                 if weight > options.target_file_size {
                     flush(std::mem::take(&mut bin), &mut tasks)?;
                     flush(
                         Bin {
                             files: group,
                             weight,
+                            materialize,
                         },
                         &mut tasks,
                     )?;
                 } else {
                     bin.files.extend(group);
+                    bin.materialize |= materialize;
                     bin.weight = bin.weight.saturating_add(weight);
                     if bin.weight > options.target_file_size {
                         flush(std::mem::take(&mut bin), &mut tasks)?;
@@ -530,20 +605,41 @@ pub fn plan_with_blobs(
     Ok(tasks)
 }
 
-/// Java `CompactPlanner#triggerNonMaterializeTask` for one bin.
+/// Java `CompactPlanner#triggerTask` for one bin: `#triggerMaterializeTask` when an anchor
+/// of the bin has a vector (materializing mode), else `#triggerNonMaterializeTask`.
 fn flush_bin(
     partition: &BinaryRow,
     bin: Bin,
     options: &DataEvolutionCompactOptions,
     blobs: Option<&BlobFields<'_>>,
+    deletions: Option<&AppendDvIndex>,
     blob_files: &BTreeMap<String, Vec<DataFileMeta>>,
     tasks: &mut Vec<DataEvolutionCompactTask>,
 ) -> Result<()> {
     if bin.files.is_empty() {
         return Ok(());
     }
-    let normal_task = bin.files.len() >= options.min_file_num;
     let of = |f: &DataFileMeta| blob_files.get(&f.file_name).cloned().unwrap_or_default();
+    if bin.materialize
+        && let Some(dvs) = deletions
+    {
+        let mut files = bin.files.clone();
+        for f in &bin.files {
+            files.extend(of(f));
+        }
+        let deletion_files = files
+            .iter()
+            .map(|f| dvs.deletion_file(partition, 0, &f.file_name))
+            .collect();
+        tasks.push(DataEvolutionCompactTask {
+            partition: partition.clone(),
+            files,
+            kind: DataEvolutionTaskKind::MaterializeDeletions,
+            deletion_files,
+        });
+        return Ok(());
+    }
+    let normal_task = bin.files.len() >= options.min_file_num;
     let blob_groups: Vec<Vec<DataFileMeta>> = match blobs {
         None => Vec::new(),
         Some(fields) if normal_task => {
@@ -563,6 +659,7 @@ fn flush_bin(
             partition: partition.clone(),
             files: bin.files,
             kind: DataEvolutionTaskKind::Normal,
+            deletion_files: Vec::new(),
         });
     }
     for files in blob_groups {
@@ -570,6 +667,7 @@ fn flush_bin(
             partition: partition.clone(),
             files,
             kind: DataEvolutionTaskKind::Blob,
+            deletion_files: Vec::new(),
         });
     }
     Ok(())

@@ -254,7 +254,12 @@ fn plan_append(
         // unavailable (their columns cannot be resolved).
         let schemas = std::collections::BTreeMap::from([(schema.id, schema.clone())]);
         let blob_fields = data_evolution::BlobFields::new(schema, &schemas);
-        data_evolution::plan_with_blobs(entries, &settings, Some(&blob_fields))?
+        let dvs = if settings.materialize_deletions {
+            AppendDvIndex::try_new(index_entries, &options, true)?
+        } else {
+            AppendDvIndex::default()
+        };
+        data_evolution::plan_with_blobs(entries, &settings, Some(&blob_fields), Some(&dvs))?
             .iter()
             .map(|t| task(pfields, &t.partition, 0, None, false, &t.files))
             .collect()

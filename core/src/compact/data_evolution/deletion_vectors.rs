@@ -13,9 +13,9 @@
 //! commit message (bucket 0, no total buckets, index changes in its compact increment),
 //! committed with the compaction's messages.
 //!
-//! Java 2.0 with `data-evolution.compaction.rewrite-row-ids` instead materializes deletions
-//! (drops the deleted rows and gives the outputs new row ids); that mode is refused by
-//! [`super::DataEvolutionCompactOptions::from_options`].
+//! A materialized task (Java 2.0 with `data-evolution.compaction.rewrite-row-ids`: the
+//! deleted rows dropped, the outputs new rows without first row ids) only removes its
+//! anchors' vectors.
 //!
 //! Source: Java `DataEvolutionCompactDeletionVectorRewriter` (release-2.0.0) with
 //! `AppendDeleteFileMaintainer#notifyRemovedDeletionVector`, `#notifyNewDeletionVector` and
@@ -37,12 +37,13 @@ use crate::spec::{BinaryRow, DataFileMeta, IndexFileMeta, IndexManifestEntry};
 use crate::write::NameSource;
 use crate::write::deletion_vectors::{put_dv_index_file, roll_index_entries};
 
-/// One anchor vector to move: the anchor's name and first row id, the output it moves to.
+/// One anchor vector to move: the anchor's name and first row id, the output it moves to
+/// (`None`: a materialized task dropped the deleted rows, the vector just goes).
 #[derive(Debug)]
 struct Move {
     anchor: String,
     anchor_first_row_id: i64,
-    output: usize,
+    output: Option<usize>,
 }
 
 /// The changes of one partition.
@@ -99,6 +100,28 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
         if before.is_empty() && after.is_empty() {
             continue;
         }
+        // Java `#isMaterialized`: outputs without first row ids are new rows.
+        let materialized = !before.is_empty()
+            && m.compact_increment
+                .compact_after
+                .iter()
+                .all(|f| f.first_row_id.is_none());
+        if materialized {
+            let at = partition_index(&mut partitions, &m.partition);
+            let changes = &mut partitions[at].1;
+            for group in groups_by_range(&before)? {
+                let anchor = anchor_of(&group)?;
+                if let Some((entry, _)) = dvs.holder(&m.partition, 0, &anchor.file_name) {
+                    changes.touch(entry);
+                    changes.moves.push(Move {
+                        anchor: anchor.file_name.clone(),
+                        anchor_first_row_id: anchor.first_row_id.unwrap_or_default(),
+                        output: None,
+                    });
+                }
+            }
+            continue;
+        }
         let [out] = after.as_slice() else {
             return Err(Error::invalid(format!(
                 "a data-evolution compaction task wrote {} normal files, not one",
@@ -111,40 +134,22 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
                 out.file_name
             ))
         })?;
-        let at = match partitions.iter().position(|(p, _)| *p == m.partition) {
-            Some(i) => i,
-            None => {
-                partitions.push((m.partition.clone(), PartitionChanges::default()));
-                partitions.len() - 1
-            }
-        };
+        let at = partition_index(&mut partitions, &m.partition);
         let changes = &mut partitions[at].1;
         let output = changes.outputs.len();
         changes
             .outputs
             .push((out.file_name.clone(), out_first, out.row_count));
         for group in groups_by_range(&before)? {
-            let anchor = group
-                .iter()
-                .min_by(|a, b| {
-                    (a.max_sequence_number, &a.file_name)
-                        .cmp(&(b.max_sequence_number, &b.file_name))
-                })
-                .ok_or_else(|| Error::invalid("an empty row-id group"))?;
+            let anchor = anchor_of(&group)?;
             let Some((entry, _)) = dvs.holder(&m.partition, 0, &anchor.file_name) else {
                 continue;
             };
-            if !changes
-                .touched
-                .iter()
-                .any(|e| e.index_file.file_name == entry.index_file.file_name)
-            {
-                changes.touched.push(entry.clone());
-            }
+            changes.touch(entry);
             changes.moves.push(Move {
                 anchor: anchor.file_name.clone(),
                 anchor_first_row_id: anchor.first_row_id.unwrap_or_default(),
-                output,
+                output: Some(output),
             });
         }
     }
@@ -180,6 +185,9 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
         let moved: Vec<&str> = changes.moves.iter().map(|m| m.anchor.as_str()).collect();
         let mut merged: Vec<DeletionVector> = vec![DeletionVector::new(); changes.outputs.len()];
         for mv in &changes.moves {
+            let Some(output) = mv.output else {
+                continue;
+            };
             let old = changes
                 .touched
                 .iter()
@@ -193,7 +201,7 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
                         mv.anchor
                     ))
                 })?;
-            let (out_name, out_first, out_rows) = &changes.outputs[mv.output];
+            let (out_name, out_first, out_rows) = &changes.outputs[output];
             let shift = mv.anchor_first_row_id - out_first;
             let mut positions = Vec::with_capacity(old.cardinality() as usize);
             for p in old.iter() {
@@ -210,7 +218,7 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
                     })?;
                 positions.push(moved as u64);
             }
-            let target = &mut merged[mv.output];
+            let target = &mut merged[output];
             *target = target.union(&DeletionVector::from_positions(positions));
         }
         // Java's persist: the touched files' other vectors first, then the new ones.
@@ -267,6 +275,44 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
         });
     }
     Ok(out)
+}
+
+impl PartitionChanges {
+    /// Record `entry` as replaced (once).
+    fn touch(&mut self, entry: &IndexManifestEntry) {
+        if !self
+            .touched
+            .iter()
+            .any(|e| e.index_file.file_name == entry.index_file.file_name)
+        {
+            self.touched.push(entry.clone());
+        }
+    }
+}
+
+/// The position of `partition` in `partitions`, added when missing.
+fn partition_index(
+    partitions: &mut Vec<(BinaryRow, PartitionChanges)>,
+    partition: &BinaryRow,
+) -> usize {
+    match partitions.iter().position(|(p, _)| p == partition) {
+        Some(i) => i,
+        None => {
+            partitions.push((partition.clone(), PartitionChanges::default()));
+            partitions.len() - 1
+        }
+    }
+}
+
+/// The anchor of a row-id group: its oldest normal file by `(max_sequence_number, name)`.
+fn anchor_of<'a>(group: &[&'a DataFileMeta]) -> Result<&'a DataFileMeta> {
+    group
+        .iter()
+        .copied()
+        .min_by(|a, b| {
+            (a.max_sequence_number, &a.file_name).cmp(&(b.max_sequence_number, &b.file_name))
+        })
+        .ok_or_else(|| Error::invalid("an empty row-id group"))
 }
 
 /// Normal files grouped by overlapping row-id ranges (Java `RangeHelper` over

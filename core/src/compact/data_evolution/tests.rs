@@ -56,6 +56,7 @@ fn opts(target: i64, open: i64, min: usize) -> DataEvolutionCompactOptions {
         min_file_num: min,
         compact_blob: false,
         blob_target_file_size: target,
+        materialize_deletions: false,
         deletion_vectors: false,
         dv_bitmap64: false,
         dv_index_file_target_size: 2 << 20,
@@ -266,12 +267,74 @@ fn options_follow_java_defaults_and_refuse_unsupported() {
         "true",
     )));
     assert!(ignored.is_ok());
+    assert!(!ignored.unwrap().materialize_deletions);
     let mut both = with("data-evolution.compaction.rewrite-row-ids", "true");
     both.insert("deletion-vectors.enabled".into(), "true".into());
-    let refused = DataEvolutionCompactOptions::from_options(&CoreOptions::new(both));
+    let materialize = DataEvolutionCompactOptions::from_options(&CoreOptions::new(both)).unwrap();
+    assert!(materialize.materialize_deletions && materialize.deletion_vectors);
+}
+
+/// Materializing (Java `#triggerMaterializeTask`): a bin whose anchor has a vector becomes
+/// one task with the `.blob` files of its normal files and each file's vector, whatever the
+/// number of files; the weight counts the rows left (a 10-row anchor with 5 deleted weighs
+/// half), so the bin holds one more group before it passes the target; bins without a vector
+/// are planned as usual.
+#[test]
+fn bins_with_deleted_rows_are_materialized() {
+    use crate::spec::{DeletionVectorMeta, IndexFileMeta, IndexManifestEntry};
+    let schemas = blob_schemas();
+    let fields = BlobFields::new(&schemas[&0], &schemas);
+    let dv = |data_file: &str, cardinality: i64| IndexManifestEntry {
+        kind: FileKind::Add,
+        partition: BinaryRow::empty(),
+        bucket: 0,
+        index_file: IndexFileMeta {
+            index_type: "DELETION_VECTORS".into(),
+            file_name: format!("index-{data_file}"),
+            file_size: 100,
+            row_count: 1,
+            dv_ranges: Some(vec![DeletionVectorMeta {
+                data_file_name: data_file.into(),
+                offset: 1,
+                length: 20,
+                cardinality: Some(cardinality),
+            }]),
+            external_path: None,
+            global_index: None,
+        },
+    };
+    let dvs = AppendDvIndex::try_new(&[dv("n0", 5)], &CoreOptions::new(Default::default()), true)
+        .unwrap();
+    let files = vec![
+        file("n0", 0, 10, 100),
+        blob("b0", "b", 0, 10, 50, 1),
+        file("n1", 10, 10, 100),
+        file("n2", 20, 10, 100),
+        // A gap: a new run, no vector.
+        file("n3", 40, 10, 100),
+        file("n4", 50, 10, 100),
+    ];
+    let e = entries(&BinaryRow::empty(), files);
+    let mut o = opts(160, 1, 5);
+    o.materialize_deletions = true;
+    o.deletion_vectors = true;
+    let tasks = plan_with_blobs(&e, &o, Some(&fields), Some(&dvs)).unwrap();
+    // n0 weighs 50: with n1 the bin weighs 150 (not past 160), with n2 250: flushed as one
+    // materializing task of 3 normal files and b0, below `min_file_num` = 5; n3, n4: too few.
+    assert_eq!(names(&tasks), vec![vec!["n0", "n1", "n2", "b0.blob"]]);
+    assert_eq!(tasks[0].kind, DataEvolutionTaskKind::MaterializeDeletions);
+    let with_vectors: Vec<bool> = tasks[0]
+        .deletion_files
+        .iter()
+        .map(Option::is_some)
+        .collect();
+    assert_eq!(with_vectors, [true, false, false, false]);
+    // Without the option the same bin is a plain (too small) bin: nothing.
+    o.materialize_deletions = false;
     assert!(
-        matches!(refused, Err(Error::Unsupported { .. })),
-        "{refused:?}"
+        plan_with_blobs(&e, &o, Some(&fields), Some(&dvs))
+            .unwrap()
+            .is_empty()
     );
 }
 
@@ -334,7 +397,7 @@ fn blob_files_are_grouped_as_java_groups_them() {
     let e = entries(&BinaryRow::empty(), files);
     // With the normal task, the blobs of n0 and n1 are grouped together: b1, b2, b3 are
     // consecutive and reach the target at b3; b7 is left alone.
-    let tasks = plan_with_blobs(&e, &blob_opts(2, 25), Some(&fields)).unwrap();
+    let tasks = plan_with_blobs(&e, &blob_opts(2, 25), Some(&fields), None).unwrap();
     assert_eq!(
         names(&tasks),
         vec![
@@ -356,7 +419,7 @@ fn blob_files_are_grouped_as_java_groups_them() {
     );
     // Without enough normal files each normal file's blobs are grouped alone (b3 is then
     // alone in n1's run), and there is no normal task.
-    let tasks = plan_with_blobs(&e, &blob_opts(3, 25), Some(&fields)).unwrap();
+    let tasks = plan_with_blobs(&e, &blob_opts(3, 25), Some(&fields), None).unwrap();
     assert_eq!(
         names(&tasks),
         vec![
