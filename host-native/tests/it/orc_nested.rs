@@ -49,7 +49,10 @@ fn create(warehouse: &Path, name: &str, schema: &Value) -> String {
 /// `write` JSON rows (one snapshot).
 fn write(table: &str, rows: &[Map<String, Value>]) {
     let file = format!("{table}.input.jsonl");
-    let text: String = rows.iter().map(|r| format!("{}\n", Value::from(r.clone()))).collect();
+    let text: String = rows
+        .iter()
+        .map(|r| format!("{}\n", Value::from(r.clone())))
+        .collect();
     std::fs::write(&file, text).unwrap();
     ok(&["write", table, "--input", &file]);
 }
@@ -125,8 +128,8 @@ fn nested_row(k: i64, v: i64) -> Map<String, Value> {
 /// The canonical rows the table's reader must return for the JSON input `rows`.
 async fn model(table: &str, rows: &[Map<String, Value>]) -> Vec<String> {
     let t = Table::open(table).await.unwrap();
-    let schema = paimon_kernel::types::paimon_to_arrow_schema(&t.schema().await.unwrap().fields)
-        .unwrap();
+    let schema =
+        paimon_kernel::types::paimon_to_arrow_schema(&t.schema().await.unwrap().fields).unwrap();
     let batch = canonical::parse::batch_from_rows(rows, &Arc::clone(&schema)).unwrap();
     sorted_strings(&canonical::rows(&batch).unwrap())
 }

@@ -198,9 +198,7 @@ fn has_local_timestamp(data_type: &ArrowDataType) -> bool {
         ArrowDataType::List(f) | ArrowDataType::LargeList(f) | ArrowDataType::Map(f, _) => {
             has_local_timestamp(f.data_type())
         }
-        ArrowDataType::Struct(fields) => fields
-            .iter()
-            .any(|f| has_local_timestamp(f.data_type())),
+        ArrowDataType::Struct(fields) => fields.iter().any(|f| has_local_timestamp(f.data_type())),
         _ => false,
     }
 }
@@ -275,12 +273,10 @@ fn serialize_type(data_type: &ArrowDataType, types: &mut Vec<proto::Type>) -> u3
             kind: Some(proto::r#type::Kind::Timestamp.into()),
             ..Default::default()
         },
-        ArrowDataType::Timestamp(_, Some(timezone)) if timezone.as_ref() == "UTC" => {
-            proto::Type {
-                kind: Some(proto::r#type::Kind::TimestampInstant.into()),
-                ..Default::default()
-            }
-        }
+        ArrowDataType::Timestamp(_, Some(timezone)) if timezone.as_ref() == "UTC" => proto::Type {
+            kind: Some(proto::r#type::Kind::TimestampInstant.into()),
+            ..Default::default()
+        },
         ArrowDataType::Utf8 | ArrowDataType::LargeUtf8 => proto::Type {
             kind: Some(proto::r#type::Kind::String.into()),
             ..Default::default()

@@ -40,6 +40,10 @@
 //! default option reads these files shifted by its zone offset (pyarrow and pypaimon read them
 //! right). TIMESTAMP (wall-clock) values read the same in every zone.
 //!
+//! A TIMESTAMP / TIMESTAMP_LTZ value in the second before 1970-01-01T00:00:00 with a fraction
+//! over 1 ms (e.g. 23:59:59.999) is [`Error::Unsupported`]: ORC readers take a negative second
+//! with such a fraction one second early (ORC-763), so orc-rust refuses it.
+//!
 //! Not reproduced: the zstd level (orc-rust always uses zstd's default level 3, Java
 //! `file.compression.zstd-level`, default 1), column statistics and row indexes (orc-rust
 //! writes none, so readers cannot skip row groups), dictionary encoding of strings.
@@ -390,10 +394,22 @@ fn encode_one_stripe_file(
     }
     let mut writer = builder.try_build().map_err(|e| encode_error("ORC", e))?;
     for batch in batches {
-        writer.write(batch).map_err(|e| encode_error("ORC", e))?;
+        writer.write(batch).map_err(write_error)?;
     }
     writer.close().map_err(|e| encode_error("ORC", e))?;
     Ok(buffer.take())
+}
+
+/// An orc-rust write failure; a timestamp it cannot store is [`Error::Unsupported`].
+fn write_error(e: orc_rust::error::OrcError) -> Error {
+    if matches!(e, orc_rust::error::OrcError::EncodeTimestamp { .. }) {
+        // ORC-763: readers take a negative second with a fraction over 1 ms one second early.
+        return Error::unsupported(format!(
+            "writing to an ORC data file: {e} (a timestamp in the second before \
+             1970-01-01T00:00:00 with a fraction over 1 ms has no faithful ORC encoding, ORC-763)"
+        ));
+    }
+    encode_error("ORC", e)
 }
 
 fn tail_error(reason: &str) -> Error {
@@ -438,7 +454,13 @@ fn check_supported(t: &DataType, column: &str) -> Result<()> {
 /// `t` with every `Time32(ms)` (TIME, nested too) as `Int32`: Java writes TIME as ORC `int`
 /// millis of day.
 fn time_as_int(t: &ArrowType) -> ArrowType {
-    let field = |f: &FieldRef| Arc::new(f.as_ref().clone().with_data_type(time_as_int(f.data_type())));
+    let field = |f: &FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(time_as_int(f.data_type())),
+        )
+    };
     match t {
         ArrowType::Time32(TimeUnit::Millisecond) => ArrowType::Int32,
         ArrowType::List(f) => ArrowType::List(field(f)),
@@ -516,9 +538,12 @@ fn fit_column(t: &DataType, column: &ArrayRef, target: &ArrowType) -> Result<Arr
             };
             let keys = fit_column(k, map.keys(), key_type.data_type())?;
             let values = fit_column(v, map.values(), value_type.data_type())?;
-            let fitted_entries =
-                StructArray::try_new(kv.clone(), vec![keys, values], map.entries().nulls().cloned())
-                    .map_err(|e| Error::arrow("writing an ORC data file", e))?;
+            let fitted_entries = StructArray::try_new(
+                kv.clone(),
+                vec![keys, values],
+                map.entries().nulls().cloned(),
+            )
+            .map_err(|e| Error::arrow("writing an ORC data file", e))?;
             Arc::new(
                 MapArray::try_new(
                     Arc::clone(entries),
@@ -600,7 +625,7 @@ fn fit_chars(array: &StringArray, n: usize, pad: bool) -> Option<StringArray> {
 /// Raw (in-memory) size of a batch's rows: value bytes of strings and binaries, fixed widths
 /// of the rest, the entries of lists and maps and the fields of structs.
 fn raw_bytes(batch: &RecordBatch) -> usize {
-    batch.columns().iter().map(|c| raw_bytes_of(c)).sum()
+    batch.columns().iter().map(raw_bytes_of).sum()
 }
 
 fn raw_bytes_of(c: &ArrayRef) -> usize {
@@ -715,7 +740,13 @@ fn orc_types(t: &DataType, id: i32, field_id: i32, depth: i32, out: &mut Vec<Orc
     let child = depth + 1;
     match &t.kind {
         TypeKind::Array(e) => {
-            orc_types(e, array_element_field_id(field_id, child), field_id, child, out);
+            orc_types(
+                e,
+                array_element_field_id(field_id, child),
+                field_id,
+                child,
+                out,
+            );
         }
         TypeKind::Map(k, v) => {
             orc_types(k, map_key_field_id(field_id, child), field_id, child, out);

@@ -652,7 +652,10 @@ fn valid_runs(nulls: Option<&NullBuffer>, len: usize) -> Vec<(usize, usize)> {
 
 fn unexpected_array(expected: &str, array: &ArrayRef) -> crate::error::OrcError {
     UnexpectedSnafu {
-        msg: format!("{expected} column encoder given a {} array", array.data_type()),
+        msg: format!(
+            "{expected} column encoder given a {} array",
+            array.data_type()
+        ),
     }
     .build()
 }

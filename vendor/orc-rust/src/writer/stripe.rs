@@ -32,10 +32,10 @@ use crate::proto;
 
 use super::column::{
     BinaryColumnEncoder, BooleanColumnEncoder, ByteColumnEncoder, ColumnStripeEncoder,
-    DateColumnEncoder, DecimalColumnEncoder, DoubleColumnEncoder, FloatColumnEncoder, Int16ColumnEncoder,
-    Int32ColumnEncoder, Int64ColumnEncoder, LargeBinaryColumnEncoder, LargeStringColumnEncoder,
-    ListColumnEncoder, MapColumnEncoder, StringColumnEncoder, StructColumnEncoder,
-    TimestampColumnEncoder,
+    DateColumnEncoder, DecimalColumnEncoder, DoubleColumnEncoder, FloatColumnEncoder,
+    Int16ColumnEncoder, Int32ColumnEncoder, Int64ColumnEncoder, LargeBinaryColumnEncoder,
+    LargeStringColumnEncoder, ListColumnEncoder, MapColumnEncoder, StringColumnEncoder,
+    StructColumnEncoder, TimestampColumnEncoder,
 };
 use super::{ColumnEncoding, StreamType};
 
