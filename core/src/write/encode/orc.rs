@@ -4,7 +4,7 @@
 //! INT, BIGINT, FLOAT, DOUBLE, DECIMAL, CHAR, VARCHAR, STRING, BINARY/VARBINARY, DATE, TIME (as
 //! `int` millis of day, like Java), TIMESTAMP (`timestamp`, writer time zone UTC),
 //! TIMESTAMP_LTZ (`timestamp with local time zone`), and nested in each other at any depth
-//! ARRAY (`array`), MAP (`map`), MULTISET<T> (`map<T, int>`, the element counts, as Java's
+//! ARRAY (`array`), MAP (`map`), `MULTISET<T>` (`map<T, int>`, the element counts, as Java's
 //! `OrcFileFormat.refineDataType`) and ROW (`struct`). VECTOR and VARIANT (Java has no ORC type
 //! for them either) and BLOB (outside the [`DataFileEncoder`](super::DataFileEncoder), which
 //! writes BLOB columns as BYTES) are [`Error::Unsupported`]. The vendored orc-rust writes the
@@ -724,7 +724,7 @@ struct OrcTypeNote {
 /// subtree) to `out`, as Java's `OrcTypeUtil.convertToOrcType(t, field_id, depth)` with the
 /// attribute then set to `id`: an array element, a map key and a map value take the ids
 /// `SpecialFields` derives from the field id and depth; ROW fields their own ids from depth 0.
-/// MULTISET<T> is MAP<T, INT NOT NULL> (Java `OrcFileFormat.refineDataType`).
+/// `MULTISET<T>` is `MAP<T, INT NOT NULL>` (Java `OrcFileFormat.refineDataType`).
 fn orc_types(t: &DataType, id: i32, field_id: i32, depth: i32, out: &mut Vec<OrcTypeNote>) {
     let char_kind = match t.kind {
         TypeKind::Char { length } => Some((KIND_CHAR, length)),
