@@ -21,6 +21,7 @@ mod http;
 mod maintenance;
 mod managed_blob;
 mod oracle;
+mod orc_nested;
 mod partition_expire;
 mod pk_dv;
 mod postpone;

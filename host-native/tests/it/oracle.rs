@@ -1,5 +1,6 @@
 //! What the other implementations read: Java Paimon 1.4.2 (`/work/java-check/read`, when
-//! present; `PAIMON_JAVA_CHECK` names another `read` script), shared by the test modules.
+//! present; `PAIMON_JAVA_CHECK` names another `read` script) and pypaimon 2.1.0 (the venv
+//! `${PAIMON_VENV:-~/.cache/paimon-kernel/venv}`, when installed), shared by the test modules.
 //!
 //! The reader's source is `conformance/java-check` (a Maven project on `paimon-bundle` 1.4.2);
 //! `conformance/java-check/install.sh` builds it and writes `/work/java-check/read` (not in CI,
@@ -45,6 +46,58 @@ pub fn java_rows_with(dir: &Path, args: &[&str]) -> Option<Vec<String>> {
         .unwrap()
         .lines()
         .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Some(sorted_strings(&rows))
+}
+
+/// pypaimon's rows of the table at `dir` (`<warehouse>/<db>.db/<table>`), in the corpus'
+/// canonical JSON (`make_corpus.canon_table`) and sorted, when its venv is installed.
+pub fn pypaimon_rows(dir: &Path) -> Option<Vec<String>> {
+    let venv = std::env::var_os("PAIMON_VENV")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/paimon-kernel/venv"))
+        })?;
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        return None;
+    }
+    let db_dir = dir.parent().unwrap();
+    let db = db_dir.file_name().unwrap().to_str().unwrap();
+    let script = r#"
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from make_corpus import canon_table, read_arrow
+from pypaimon import CatalogFactory
+table = CatalogFactory.create({"warehouse": sys.argv[2]}).get_table(sys.argv[3])
+for r in canon_table(read_arrow(table)):
+    print(json.dumps(r, ensure_ascii=False))
+"#;
+    let conformance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance");
+    let name = format!(
+        "{}.{}",
+        db.trim_end_matches(".db"),
+        dir.file_name().unwrap().to_str().unwrap()
+    );
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(conformance)
+        .arg(db_dir.parent().unwrap())
+        .arg(name)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pypaimon read of {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     Some(sorted_strings(&rows))

@@ -86,11 +86,12 @@ impl<W: Write> ArrowWriterBuilder<W> {
     /// Construct an [`ArrowWriter`] ready to encode [`RecordBatch`]es into
     /// an ORC file.
     pub fn try_build(mut self) -> Result<ArrowWriter<W>> {
+        // paimon-kernel patch: also timestamps inside nested columns.
         let timezone = self
             .schema
             .fields()
             .iter()
-            .any(|field| matches!(field.data_type(), ArrowDataType::Timestamp(_, None)))
+            .any(|field| has_local_timestamp(field.data_type()))
             .then(|| "UTC".to_owned());
         let compressor = Compressor::new(self.compression, self.compression_block_size)?;
         // Required magic "ORC" bytes at start of file
@@ -189,17 +190,34 @@ impl<W: Write> ArrowWriter<W> {
     }
 }
 
-fn serialize_schema(schema: &SchemaRef) -> Vec<proto::Type> {
-    let mut types = vec![];
+// paimon-kernel patch: nested columns.
+/// Whether `data_type` is or holds a timestamp without time zone.
+fn has_local_timestamp(data_type: &ArrowDataType) -> bool {
+    match data_type {
+        ArrowDataType::Timestamp(_, None) => true,
+        ArrowDataType::List(f) | ArrowDataType::LargeList(f) | ArrowDataType::Map(f, _) => {
+            has_local_timestamp(f.data_type())
+        }
+        ArrowDataType::Struct(fields) => fields.iter().any(|f| has_local_timestamp(f.data_type())),
+        _ => false,
+    }
+}
 
+// paimon-kernel patch: nested columns. The types are listed in pre-order (a type, then the
+// subtree of each of its children), the order of the column ids.
+fn serialize_schema(schema: &SchemaRef) -> Vec<proto::Type> {
+    let mut types = vec![proto::Type::default()];
+    let subtypes = schema
+        .fields()
+        .iter()
+        .map(|field| serialize_type(field.data_type(), &mut types))
+        .collect();
     let field_names = schema
         .fields()
         .iter()
         .map(|f| f.name().to_owned())
         .collect();
-    // TODO: consider nested types
-    let subtypes = (1..(schema.fields().len() as u32 + 1)).collect();
-    let root_type = proto::Type {
+    types[0] = proto::Type {
         kind: Some(proto::r#type::Kind::Struct.into()),
         subtypes,
         field_names,
@@ -208,72 +226,100 @@ fn serialize_schema(schema: &SchemaRef) -> Vec<proto::Type> {
         scale: None,
         attributes: vec![],
     };
-    types.push(root_type);
-    for field in schema.fields() {
-        let t = match field.data_type() {
-            ArrowDataType::Float32 => proto::Type {
-                kind: Some(proto::r#type::Kind::Float.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Float64 => proto::Type {
-                kind: Some(proto::r#type::Kind::Double.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Int8 => proto::Type {
-                kind: Some(proto::r#type::Kind::Byte.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Int16 => proto::Type {
-                kind: Some(proto::r#type::Kind::Short.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Int32 => proto::Type {
-                kind: Some(proto::r#type::Kind::Int.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Int64 => proto::Type {
-                kind: Some(proto::r#type::Kind::Long.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Date32 => proto::Type {
-                kind: Some(proto::r#type::Kind::Date.into()),
-                ..Default::default()
-            },
-            // paimon-kernel patch: DECIMAL.
-            ArrowDataType::Decimal128(precision, scale) => proto::Type {
-                kind: Some(proto::r#type::Kind::Decimal.into()),
-                precision: Some(u32::from(*precision)),
-                scale: Some(u32::try_from(*scale).unwrap_or(0)),
-                ..Default::default()
-            },
-            ArrowDataType::Timestamp(_, None) => proto::Type {
-                kind: Some(proto::r#type::Kind::Timestamp.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Timestamp(_, Some(timezone)) if timezone.as_ref() == "UTC" => {
+    types
+}
+
+/// Appends the type of `data_type` and of its children to `types`; returns its column id.
+fn serialize_type(data_type: &ArrowDataType, types: &mut Vec<proto::Type>) -> u32 {
+    let id = types.len();
+    types.push(proto::Type::default());
+    let t = match data_type {
+        ArrowDataType::Float32 => proto::Type {
+            kind: Some(proto::r#type::Kind::Float.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Float64 => proto::Type {
+            kind: Some(proto::r#type::Kind::Double.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Int8 => proto::Type {
+            kind: Some(proto::r#type::Kind::Byte.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Int16 => proto::Type {
+            kind: Some(proto::r#type::Kind::Short.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Int32 => proto::Type {
+            kind: Some(proto::r#type::Kind::Int.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Int64 => proto::Type {
+            kind: Some(proto::r#type::Kind::Long.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Date32 => proto::Type {
+            kind: Some(proto::r#type::Kind::Date.into()),
+            ..Default::default()
+        },
+        // paimon-kernel patch: DECIMAL.
+        ArrowDataType::Decimal128(precision, scale) => proto::Type {
+            kind: Some(proto::r#type::Kind::Decimal.into()),
+            precision: Some(u32::from(*precision)),
+            scale: Some(u32::try_from(*scale).unwrap_or(0)),
+            ..Default::default()
+        },
+        ArrowDataType::Timestamp(_, None) => proto::Type {
+            kind: Some(proto::r#type::Kind::Timestamp.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Timestamp(_, Some(timezone)) if timezone.as_ref() == "UTC" => proto::Type {
+            kind: Some(proto::r#type::Kind::TimestampInstant.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Utf8 | ArrowDataType::LargeUtf8 => proto::Type {
+            kind: Some(proto::r#type::Kind::String.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Binary | ArrowDataType::LargeBinary => proto::Type {
+            kind: Some(proto::r#type::Kind::Binary.into()),
+            ..Default::default()
+        },
+        ArrowDataType::Boolean => proto::Type {
+            kind: Some(proto::r#type::Kind::Boolean.into()),
+            ..Default::default()
+        },
+        ArrowDataType::List(element) | ArrowDataType::LargeList(element) => proto::Type {
+            kind: Some(proto::r#type::Kind::List.into()),
+            subtypes: vec![serialize_type(element.data_type(), types)],
+            ..Default::default()
+        },
+        ArrowDataType::Map(entries, _) => match entries.data_type() {
+            ArrowDataType::Struct(kv) if kv.len() == 2 => {
+                let key = serialize_type(kv[0].data_type(), types);
+                let value = serialize_type(kv[1].data_type(), types);
                 proto::Type {
-                    kind: Some(proto::r#type::Kind::TimestampInstant.into()),
+                    kind: Some(proto::r#type::Kind::Map.into()),
+                    subtypes: vec![key, value],
                     ..Default::default()
                 }
             }
-            ArrowDataType::Utf8 | ArrowDataType::LargeUtf8 => proto::Type {
-                kind: Some(proto::r#type::Kind::String.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Binary | ArrowDataType::LargeBinary => proto::Type {
-                kind: Some(proto::r#type::Kind::Binary.into()),
-                ..Default::default()
-            },
-            ArrowDataType::Boolean => proto::Type {
-                kind: Some(proto::r#type::Kind::Boolean.into()),
-                ..Default::default()
-            },
-            // TODO: support more types
-            _ => unimplemented!("unsupported datatype"),
-        };
-        types.push(t);
-    }
-    types
+            _ => unimplemented!("map entries that are not a key-value struct"),
+        },
+        ArrowDataType::Struct(fields) => proto::Type {
+            kind: Some(proto::r#type::Kind::Struct.into()),
+            subtypes: fields
+                .iter()
+                .map(|f| serialize_type(f.data_type(), types))
+                .collect(),
+            field_names: fields.iter().map(|f| f.name().to_owned()).collect(),
+            ..Default::default()
+        },
+        // TODO: support more types
+        _ => unimplemented!("unsupported datatype"),
+    };
+    types[id] = t;
+    id as u32
 }
 
 fn serialize_footer(stripes: &[StripeInformation], schema: &SchemaRef) -> proto::Footer {

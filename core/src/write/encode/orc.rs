@@ -1,22 +1,29 @@
 //! ORC data files, written with orc-rust's Arrow writer and given Java's schema details.
 //!
-//! orc-rust 0.9 writes flat files of primitive columns only, so this encoder supports exactly
-//! those Paimon types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL (the
-//! vendored orc-rust's DECIMAL writer: unscaled varints and a scale stream, as Java's
-//! `DecimalTreeWriter`), CHAR, VARCHAR, STRING, BINARY/VARBINARY, DATE, TIME (as `int` millis of
-//! day, like Java), TIMESTAMP (`timestamp`, writer time zone UTC) and TIMESTAMP_LTZ (`timestamp
-//! with local time zone`). ARRAY, MAP, MULTISET, ROW, VECTOR, VARIANT and BLOB are
-//! [`Error::Unsupported`].
+//! Types, as Java's `OrcTypeUtil.convertToOrcSchema` maps them: BOOLEAN, TINYINT, SMALLINT,
+//! INT, BIGINT, FLOAT, DOUBLE, DECIMAL, CHAR, VARCHAR, STRING, BINARY/VARBINARY, DATE, TIME (as
+//! `int` millis of day, like Java), TIMESTAMP (`timestamp`, writer time zone UTC),
+//! TIMESTAMP_LTZ (`timestamp with local time zone`), and nested in each other at any depth
+//! ARRAY (`array`), MAP (`map`), `MULTISET<T>` (`map<T, int>`, the element counts, as Java's
+//! `OrcFileFormat.refineDataType`) and ROW (`struct`). VECTOR and VARIANT (Java has no ORC type
+//! for them either) and BLOB (outside the [`DataFileEncoder`](super::DataFileEncoder), which
+//! writes BLOB columns as BYTES) are [`Error::Unsupported`]. The vendored orc-rust writes the
+//! DECIMAL (unscaled varints and a scale stream, as Java's `DecimalTreeWriter`) and nested
+//! columns (see `vendor/orc-rust/PAIMON-KERNEL-PATCH.md`): a list or map writes the lengths of
+//! its non-null values and their entries, a struct its fields for its non-null rows, as Java's
+//! `ListTreeWriter` / `MapTreeWriter` / `StructTreeWriter`.
 //!
-//! Values as Java's ORC writer stores them: CHAR(n) right-padded with spaces to n characters
-//! (and cut to n), VARCHAR(n) cut to n characters, TIME as millis of day.
+//! Values as Java's ORC writer stores them, nested ones too: CHAR(n) right-padded with spaces
+//! to n characters (and cut to n), VARCHAR(n) cut to n characters, TIME as millis of day.
 //!
 //! Each stripe is encoded by orc-rust into a one-stripe file and moved into this file (an
 //! orc-rust writer is not `Send`, so none is kept between calls); the footer is written here from
 //! orc-rust's, with what Java's `OrcTypeUtil.convertToOrcSchema` puts there: the attribute
-//! `paimon.id` = field id on every column type, and `char(n)` / `varchar(n)` kinds for CHAR and
-//! VARCHAR (STRING stays `string`). The footer is stored in uncompressed ("original") ORC
-//! chunks, which every reader accepts whatever the file codec.
+//! `paimon.id` on every column type (a top-level or ROW field: its field id; an array element,
+//! map key or map value: the id Java's `SpecialFields` derives from the enclosing field's id and
+//! the nesting depth, as in Parquet files), and `char(n)` / `varchar(n)` kinds for CHAR and
+//! VARCHAR at every level (STRING stays `string`). The footer is stored in uncompressed
+//! ("original") ORC chunks, which every reader accepts whatever the file codec.
 //!
 //! Options (Java `OrcFileFormat` / `OrcWriterFactory`, ORC defaults):
 //!
@@ -33,6 +40,10 @@
 //! default option reads these files shifted by its zone offset (pyarrow and pypaimon read them
 //! right). TIMESTAMP (wall-clock) values read the same in every zone.
 //!
+//! A TIMESTAMP / TIMESTAMP_LTZ value in the second before 1970-01-01T00:00:00 with a fraction
+//! over 1 ms (e.g. 23:59:59.999) is [`Error::Unsupported`]: ORC readers take a negative second
+//! with such a fraction one second early (ORC-763), so orc-rust refuses it.
+//!
 //! Not reproduced: the zstd level (orc-rust always uses zstd's default level 3, Java
 //! `file.compression.zstd-level`, default 1), column statistics and row indexes (orc-rust
 //! writes none, so readers cannot skip row groups), dictionary encoding of strings.
@@ -42,15 +53,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Time32MillisecondType;
-use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch, StringArray};
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use arrow_array::{
+    Array, ArrayRef, Int32Array, ListArray, MapArray, RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{DataType as ArrowType, FieldRef, Schema, SchemaRef, TimeUnit};
 use bytes::Bytes;
 use orc_rust::compression::{CompressionType, Decompressor};
 
-use super::encode_error;
+use super::{array_element_field_id, encode_error, map_key_field_id, map_value_field_id};
 use crate::error::{Error, Result};
 use crate::spec::options::parse_memory_size;
-use crate::spec::{CoreOptions, DataField, TypeKind};
+use crate::spec::{CoreOptions, DataField, DataType, TypeKind};
 use crate::types::paimon_to_arrow_field;
 
 /// Java `OrcTypeUtil.PAIMON_ORC_FIELD_ID_KEY`.
@@ -105,8 +118,8 @@ impl Write for SharedBuffer {
 pub(crate) struct OrcEncoder {
     write_schema: SchemaRef,
     fields: Vec<DataField>,
-    /// Per column: how values are adjusted before orc-rust encodes them.
-    adjust: Vec<Adjust>,
+    /// What Java puts on each ORC type below the root, in column order.
+    types: Vec<OrcTypeNote>,
     settings: WriterSettings,
     stripe_size_bytes: usize,
     /// Batches of the open stripe, and their raw size.
@@ -185,50 +198,12 @@ impl OrcEncoder {
         options: &CoreOptions,
     ) -> Result<Self> {
         let mut write_fields = Vec::with_capacity(fields.len());
-        let mut adjust = Vec::with_capacity(fields.len());
+        let mut types = Vec::new();
         for field in fields {
-            let t = &field.data_type;
-            let supported = matches!(
-                t.kind,
-                TypeKind::Boolean
-                    | TypeKind::TinyInt
-                    | TypeKind::SmallInt
-                    | TypeKind::Int
-                    | TypeKind::BigInt
-                    | TypeKind::Float
-                    | TypeKind::Double
-                    | TypeKind::Char { .. }
-                    | TypeKind::VarChar { .. }
-                    | TypeKind::Binary { .. }
-                    | TypeKind::VarBinary { .. }
-                    | TypeKind::Decimal { .. }
-                    | TypeKind::Date
-                    | TypeKind::Time { .. }
-                    | TypeKind::Timestamp { .. }
-                    | TypeKind::LocalZonedTimestamp { .. }
-            );
-            if !supported {
-                return Err(Error::unsupported(format!(
-                    "writing {t} (column {}) to an ORC data file (orc-rust writes flat \
-                     primitive columns only)",
-                    field.name
-                )));
-            }
+            check_supported(&field.data_type, &field.name)?;
             let arrow = paimon_to_arrow_field(field)?;
-            let is_time = matches!(t.kind, TypeKind::Time { .. });
-            adjust.push(match t.kind {
-                TypeKind::Time { .. } => Adjust::TimeAsInt,
-                TypeKind::Char { length } => Adjust::Char(length as usize),
-                TypeKind::VarChar { length } if length != VARCHAR_MAX_LENGTH => {
-                    Adjust::VarChar(length as usize)
-                }
-                _ => Adjust::None,
-            });
-            write_fields.push(if is_time {
-                Field::new(field.name.clone(), ArrowType::Int32, t.nullable)
-            } else {
-                arrow
-            });
+            write_fields.push(arrow.clone().with_data_type(time_as_int(arrow.data_type())));
+            orc_types(&field.data_type, field.id, field.id, 0, &mut types);
         }
         let write_schema = Arc::new(Schema::new(write_fields));
         let codec_name = options.get("orc.compress").unwrap_or(compression);
@@ -256,7 +231,7 @@ impl OrcEncoder {
         Ok(OrcEncoder {
             write_schema,
             fields: fields.to_vec(),
-            adjust,
+            types,
             settings,
             stripe_size_bytes,
             open: Vec::new(),
@@ -271,8 +246,9 @@ impl OrcEncoder {
     pub(crate) fn write(&mut self, columns: &[ArrayRef], rows: usize) -> Result<()> {
         let columns = columns
             .iter()
-            .zip(&self.adjust)
-            .map(|(c, adjust)| adjust.apply(c))
+            .zip(&self.fields)
+            .zip(self.write_schema.fields())
+            .map(|((c, field), target)| fit_column(&field.data_type, c, target.data_type()))
             .collect::<Result<Vec<_>>>()?;
         let batch = RecordBatch::try_new(Arc::clone(&self.write_schema), columns)
             .map_err(|e| Error::arrow("writing an ORC data file", e))?;
@@ -365,7 +341,7 @@ impl OrcEncoder {
         };
         let footer = paimon_footer(
             &template.footer,
-            &self.fields,
+            &self.types,
             &self.stripes,
             self.body.len() as u64,
             self.rows,
@@ -418,55 +394,194 @@ fn encode_one_stripe_file(
     }
     let mut writer = builder.try_build().map_err(|e| encode_error("ORC", e))?;
     for batch in batches {
-        writer.write(batch).map_err(|e| encode_error("ORC", e))?;
+        writer.write(batch).map_err(write_error)?;
     }
     writer.close().map_err(|e| encode_error("ORC", e))?;
     Ok(buffer.take())
+}
+
+/// An orc-rust write failure; a timestamp it cannot store is [`Error::Unsupported`].
+fn write_error(e: orc_rust::error::OrcError) -> Error {
+    if matches!(e, orc_rust::error::OrcError::EncodeTimestamp { .. }) {
+        // ORC-763: readers take a negative second with a fraction over 1 ms one second early.
+        return Error::unsupported(format!(
+            "writing to an ORC data file: {e} (a timestamp in the second before \
+             1970-01-01T00:00:00 with a fraction over 1 ms has no faithful ORC encoding, ORC-763)"
+        ));
+    }
+    encode_error("ORC", e)
 }
 
 fn tail_error(reason: &str) -> Error {
     Error::invalid(format!("internal: orc-rust file tail: {reason}"))
 }
 
-/// How a column's values are adjusted before encoding, as Java's ORC writer does.
-#[derive(Debug, Clone, Copy)]
-enum Adjust {
-    None,
-    /// TIME (Arrow `Time32(ms)`) is written as ORC `int` millis of day (Java `OrcTypeUtil`).
-    TimeAsInt,
-    /// ORC `CharTreeWriter`: values are right-padded with spaces to `n` characters, longer
-    /// ones truncated to `n` characters (Java's ORC reader trims the padding again).
-    Char(usize),
-    /// ORC `VarcharTreeWriter`: values longer than `n` characters are truncated.
-    VarChar(usize),
+/// Whether Java writes `t` to ORC: the primitives orc-rust writes, and ARRAY, MAP, MULTISET
+/// (as `map<element, int>`) and ROW of them (Java `OrcTypeUtil.convertToOrcType`).
+fn check_supported(t: &DataType, column: &str) -> Result<()> {
+    match &t.kind {
+        TypeKind::Boolean
+        | TypeKind::TinyInt
+        | TypeKind::SmallInt
+        | TypeKind::Int
+        | TypeKind::BigInt
+        | TypeKind::Float
+        | TypeKind::Double
+        | TypeKind::Char { .. }
+        | TypeKind::VarChar { .. }
+        | TypeKind::Binary { .. }
+        | TypeKind::VarBinary { .. }
+        | TypeKind::Decimal { .. }
+        | TypeKind::Date
+        | TypeKind::Time { .. }
+        | TypeKind::Timestamp { .. }
+        | TypeKind::LocalZonedTimestamp { .. } => Ok(()),
+        TypeKind::Array(e) | TypeKind::Multiset(e) => check_supported(e, column),
+        TypeKind::Map(k, v) => {
+            check_supported(k, column)?;
+            check_supported(v, column)
+        }
+        TypeKind::Row(fields) => fields
+            .iter()
+            .try_for_each(|f| check_supported(&f.data_type, column)),
+        _ => Err(Error::unsupported(format!(
+            "writing {t} (in column {column}) to an ORC data file (Java's ORC writer has no \
+             ORC type for it either)"
+        ))),
+    }
 }
 
-impl Adjust {
-    fn apply(self, column: &ArrayRef) -> Result<ArrayRef> {
-        let not_string = || Error::invalid("writing a CHAR/VARCHAR column: not Utf8");
-        match self {
-            Adjust::None => Ok(Arc::clone(column)),
-            Adjust::TimeAsInt => {
-                let t = column
-                    .as_primitive_opt::<Time32MillisecondType>()
-                    .ok_or_else(|| Error::invalid("writing a TIME column: not Time32(ms)"))?;
-                Ok(Arc::new(Int32Array::new(
-                    t.values().clone(),
-                    t.nulls().cloned(),
-                )))
-            }
-            Adjust::Char(n) => {
-                let s = column.as_string_opt::<i32>().ok_or_else(not_string)?;
-                Ok(fit_chars(s, n, true)
-                    .map_or_else(|| Arc::clone(column), |a| Arc::new(a) as ArrayRef))
-            }
-            Adjust::VarChar(n) => {
-                let s = column.as_string_opt::<i32>().ok_or_else(not_string)?;
-                Ok(fit_chars(s, n, false)
-                    .map_or_else(|| Arc::clone(column), |a| Arc::new(a) as ArrayRef))
+/// `t` with every `Time32(ms)` (TIME, nested too) as `Int32`: Java writes TIME as ORC `int`
+/// millis of day.
+fn time_as_int(t: &ArrowType) -> ArrowType {
+    let field = |f: &FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(time_as_int(f.data_type())),
+        )
+    };
+    match t {
+        ArrowType::Time32(TimeUnit::Millisecond) => ArrowType::Int32,
+        ArrowType::List(f) => ArrowType::List(field(f)),
+        ArrowType::Map(f, sorted) => ArrowType::Map(field(f), *sorted),
+        ArrowType::Struct(fs) => ArrowType::Struct(fs.iter().map(field).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether [`fit_column`] changes values of type `t`.
+fn needs_fitting(t: &DataType) -> bool {
+    match &t.kind {
+        TypeKind::Time { .. } | TypeKind::Char { .. } => true,
+        TypeKind::VarChar { length } => *length != VARCHAR_MAX_LENGTH,
+        TypeKind::Array(e) | TypeKind::Multiset(e) => needs_fitting(e),
+        TypeKind::Map(k, v) => needs_fitting(k) || needs_fitting(v),
+        TypeKind::Row(fields) => fields.iter().any(|f| needs_fitting(&f.data_type)),
+        _ => false,
+    }
+}
+
+/// `column` (of Paimon type `t`) as Java's ORC writer stores it, with Arrow type `target`
+/// ([`time_as_int`] of its type), at every nesting level: TIME as `int` millis of day (Java
+/// `OrcTypeUtil`); CHAR(n) right-padded with spaces to `n` characters and cut to `n` (ORC
+/// `CharTreeWriter`; Java's ORC reader trims the padding again); VARCHAR(n) cut to `n`
+/// characters (`VarcharTreeWriter`).
+fn fit_column(t: &DataType, column: &ArrayRef, target: &ArrowType) -> Result<ArrayRef> {
+    if !needs_fitting(t) {
+        return Ok(Arc::clone(column));
+    }
+    let mismatch = || {
+        Error::invalid(format!(
+            "writing a {t} column to ORC: got Arrow {}",
+            column.data_type()
+        ))
+    };
+    let fitted: ArrayRef = match (&t.kind, target) {
+        (TypeKind::Time { .. }, _) => {
+            let times = column
+                .as_primitive_opt::<Time32MillisecondType>()
+                .ok_or_else(mismatch)?;
+            Arc::new(Int32Array::new(
+                times.values().clone(),
+                times.nulls().cloned(),
+            ))
+        }
+        (TypeKind::Char { length }, _) | (TypeKind::VarChar { length }, _) => {
+            let pad = matches!(t.kind, TypeKind::Char { .. });
+            let strings = column.as_string_opt::<i32>().ok_or_else(mismatch)?;
+            match fit_chars(strings, *length as usize, pad) {
+                Some(fitted) => Arc::new(fitted),
+                None => Arc::clone(column),
             }
         }
-    }
+        (TypeKind::Array(e), ArrowType::List(item)) => {
+            let list = column.as_list_opt::<i32>().ok_or_else(mismatch)?;
+            let values = fit_column(e, list.values(), item.data_type())?;
+            Arc::new(
+                ListArray::try_new(
+                    Arc::clone(item),
+                    list.offsets().clone(),
+                    values,
+                    list.nulls().cloned(),
+                )
+                .map_err(|e| Error::arrow("writing an ORC data file", e))?,
+            )
+        }
+        (TypeKind::Map(k, v), ArrowType::Map(entries, sorted)) => {
+            let map = column.as_map_opt().ok_or_else(mismatch)?;
+            let ArrowType::Struct(kv) = entries.data_type() else {
+                return Err(mismatch());
+            };
+            let (Some(key_type), Some(value_type)) = (kv.first(), kv.get(1)) else {
+                return Err(mismatch());
+            };
+            let keys = fit_column(k, map.keys(), key_type.data_type())?;
+            let values = fit_column(v, map.values(), value_type.data_type())?;
+            let fitted_entries = StructArray::try_new(
+                kv.clone(),
+                vec![keys, values],
+                map.entries().nulls().cloned(),
+            )
+            .map_err(|e| Error::arrow("writing an ORC data file", e))?;
+            Arc::new(
+                MapArray::try_new(
+                    Arc::clone(entries),
+                    map.offsets().clone(),
+                    fitted_entries,
+                    map.nulls().cloned(),
+                    *sorted,
+                )
+                .map_err(|e| Error::arrow("writing an ORC data file", e))?,
+            )
+        }
+        (TypeKind::Multiset(e), ArrowType::Map(..)) => {
+            // The counts (INT NOT NULL) need no fitting.
+            let as_map = DataType {
+                nullable: t.nullable,
+                kind: TypeKind::Map(e.clone(), Box::new(DataType::not_null(TypeKind::Int))),
+            };
+            return fit_column(&as_map, column, target);
+        }
+        (TypeKind::Row(fields), ArrowType::Struct(arrow_fields)) => {
+            let rows = column.as_struct_opt().ok_or_else(mismatch)?;
+            if rows.num_columns() != fields.len() || arrow_fields.len() != fields.len() {
+                return Err(mismatch());
+            }
+            let children = fields
+                .iter()
+                .zip(rows.columns())
+                .zip(arrow_fields.iter())
+                .map(|((f, c), af)| fit_column(&f.data_type, c, af.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(
+                StructArray::try_new(arrow_fields.clone(), children, rows.nulls().cloned())
+                    .map_err(|e| Error::arrow("writing an ORC data file", e))?,
+            )
+        }
+        _ => return Err(mismatch()),
+    };
+    Ok(fitted)
 }
 
 /// `value` cut to `n` characters, and padded to `n` with spaces when `pad`; `None` when it
@@ -508,28 +623,42 @@ fn fit_chars(array: &StringArray, n: usize, pad: bool) -> Option<StringArray> {
 }
 
 /// Raw (in-memory) size of a batch's rows: value bytes of strings and binaries, fixed widths
-/// of the rest.
+/// of the rest, the entries of lists and maps and the fields of structs.
 fn raw_bytes(batch: &RecordBatch) -> usize {
-    batch
-        .columns()
-        .iter()
-        .map(|c| {
-            let n = c.len();
-            match c.data_type() {
-                ArrowType::Utf8 => {
-                    let o = c.as_string::<i32>().value_offsets();
-                    (o[n] - o[0]) as usize + 4 * n
-                }
-                ArrowType::Binary => {
-                    let o = c.as_binary::<i32>().value_offsets();
-                    (o[n] - o[0]) as usize + 4 * n
-                }
-                ArrowType::Boolean => n.div_ceil(8),
-                ArrowType::Timestamp(..) => 12 * n,
-                t => t.primitive_width().unwrap_or(8) * n,
-            }
-        })
-        .sum()
+    batch.columns().iter().map(raw_bytes_of).sum()
+}
+
+fn raw_bytes_of(c: &ArrayRef) -> usize {
+    let n = c.len();
+    // The entries `offsets[0]..offsets[n]` of a list or map.
+    let entries = |values: &ArrayRef, first: usize, last: usize| {
+        raw_bytes_of(&values.slice(first, last.saturating_sub(first)))
+    };
+    match c.data_type() {
+        ArrowType::Utf8 => {
+            let o = c.as_string::<i32>().value_offsets();
+            (o[n] - o[0]) as usize + 4 * n
+        }
+        ArrowType::Binary => {
+            let o = c.as_binary::<i32>().value_offsets();
+            (o[n] - o[0]) as usize + 4 * n
+        }
+        ArrowType::Boolean => n.div_ceil(8),
+        ArrowType::Timestamp(..) => 12 * n,
+        ArrowType::List(_) => {
+            let list = c.as_list::<i32>();
+            let o = list.value_offsets();
+            4 * n + entries(list.values(), o[0] as usize, o[n] as usize)
+        }
+        ArrowType::Map(..) => {
+            let map = c.as_map();
+            let o = map.value_offsets();
+            let (first, last) = (o[0] as usize, o[n] as usize);
+            4 * n + entries(map.keys(), first, last) + entries(map.values(), first, last)
+        }
+        ArrowType::Struct(_) => c.as_struct().columns().iter().map(raw_bytes_of).sum(),
+        t => t.primitive_width().unwrap_or(8) * n,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -582,17 +711,74 @@ fn read_tail(file: &[u8]) -> Result<Tail> {
     })
 }
 
+/// What Java's `OrcTypeUtil.convertToOrcSchema` puts on one ORC type besides its kind.
+#[derive(Debug, Clone, Copy)]
+struct OrcTypeNote {
+    /// The `paimon.id` attribute.
+    field_id: i32,
+    /// `char(n)` / `varchar(n)`: the ORC kind and `n`.
+    char_kind: Option<(u64, u32)>,
+}
+
+/// Appends the notes of the ORC types of `t` (in column order: the type, then each child's
+/// subtree) to `out`, as Java's `OrcTypeUtil.convertToOrcType(t, field_id, depth)` with the
+/// attribute then set to `id`: an array element, a map key and a map value take the ids
+/// `SpecialFields` derives from the field id and depth; ROW fields their own ids from depth 0.
+/// `MULTISET<T>` is `MAP<T, INT NOT NULL>` (Java `OrcFileFormat.refineDataType`).
+fn orc_types(t: &DataType, id: i32, field_id: i32, depth: i32, out: &mut Vec<OrcTypeNote>) {
+    let char_kind = match t.kind {
+        TypeKind::Char { length } => Some((KIND_CHAR, length)),
+        TypeKind::VarChar { length } if length != VARCHAR_MAX_LENGTH => {
+            Some((KIND_VARCHAR, length))
+        }
+        _ => None,
+    };
+    out.push(OrcTypeNote {
+        field_id: id,
+        char_kind,
+    });
+    let child = depth + 1;
+    match &t.kind {
+        TypeKind::Array(e) => {
+            orc_types(
+                e,
+                array_element_field_id(field_id, child),
+                field_id,
+                child,
+                out,
+            );
+        }
+        TypeKind::Map(k, v) => {
+            orc_types(k, map_key_field_id(field_id, child), field_id, child, out);
+            orc_types(v, map_value_field_id(field_id, child), field_id, child, out);
+        }
+        TypeKind::Multiset(e) => {
+            orc_types(e, map_key_field_id(field_id, child), field_id, child, out);
+            out.push(OrcTypeNote {
+                field_id: map_value_field_id(field_id, child),
+                char_kind: None,
+            });
+        }
+        TypeKind::Row(fields) => {
+            for f in fields {
+                orc_types(&f.data_type, f.id, f.id, 0, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The footer of the assembled file: the template's, with `stripes`, the content length and
-/// row count of the assembled file, and on the column types Java's `paimon.id` attributes and
-/// CHAR/VARCHAR kinds.
+/// row count of the assembled file, and on the column types (`types`: every type below the
+/// root, in column order) Java's `paimon.id` attributes and CHAR/VARCHAR kinds.
 fn paimon_footer(
     template: &[u8],
-    fields: &[DataField],
+    types: &[OrcTypeNote],
     stripes: &[Vec<u8>],
     content_length: u64,
     rows: u64,
 ) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(template.len() + stripes.len() * 24 + fields.len() * 24);
+    let mut out = Vec::with_capacity(template.len() + stripes.len() * 24 + types.len() * 24);
     put_tag(&mut out, 1, 0);
     put_varint(&mut out, 3);
     put_tag(&mut out, 2, 0);
@@ -605,16 +791,23 @@ fn paimon_footer(
         match (f.number, f.value) {
             (1..=3 | 6, _) => {}
             (4, FieldValue::Bytes(payload)) => {
-                // Type 0 is the root struct (no attribute in Java either); type i is column i - 1.
-                let column = type_index.checked_sub(1).and_then(|i| fields.get(i));
+                // Type 0 is the root struct (no attribute in Java either); type i is types[i - 1].
+                let note = type_index.checked_sub(1).and_then(|i| types.get(i));
                 type_index += 1;
-                match column {
-                    Some(field) => put_len_delimited(&mut out, 4, &paimon_type(payload, field)?),
-                    None => out.extend_from_slice(f.raw),
+                match note {
+                    Some(note) => put_len_delimited(&mut out, 4, &paimon_type(payload, note)?),
+                    None if type_index == 1 => out.extend_from_slice(f.raw),
+                    None => return Err(tail_error("more column types than the schema has")),
                 }
             }
             _ => out.extend_from_slice(f.raw),
         }
+    }
+    if type_index != types.len() + 1 {
+        return Err(tail_error(&format!(
+            "{type_index} column types where {} were expected",
+            types.len() + 1
+        )));
     }
     put_tag(&mut out, 6, 0);
     put_varint(&mut out, rows);
@@ -622,13 +815,10 @@ fn paimon_footer(
 }
 
 /// An ORC `Type` message with Java's `paimon.id` attribute and CHAR/VARCHAR kind.
-fn paimon_type(payload: &[u8], field: &DataField) -> Result<Vec<u8>> {
-    let (kind, max_length) = match field.data_type.kind {
-        TypeKind::Char { length } => (Some(KIND_CHAR), Some(length)),
-        TypeKind::VarChar { length } if length != VARCHAR_MAX_LENGTH => {
-            (Some(KIND_VARCHAR), Some(length))
-        }
-        _ => (None, None),
+fn paimon_type(payload: &[u8], note: &OrcTypeNote) -> Result<Vec<u8>> {
+    let (kind, max_length) = match note.char_kind {
+        Some((kind, length)) => (Some(kind), Some(length)),
+        None => (None, None),
     };
     let mut t = Vec::with_capacity(payload.len() + 24);
     for tf in fields_of(payload)? {
@@ -647,7 +837,7 @@ fn paimon_type(payload: &[u8], field: &DataField) -> Result<Vec<u8>> {
     }
     let mut pair = Vec::new();
     put_len_delimited(&mut pair, 1, ORC_FIELD_ID_ATTRIBUTE.as_bytes());
-    put_len_delimited(&mut pair, 2, field.id.to_string().as_bytes());
+    put_len_delimited(&mut pair, 2, note.field_id.to_string().as_bytes());
     put_len_delimited(&mut t, 7, &pair);
     Ok(t)
 }
@@ -740,4 +930,44 @@ fn put_len_delimited(out: &mut Vec<u8>, number: u64, payload: &[u8]) {
     put_tag(out, number, 2);
     put_varint(out, payload.len() as u64);
     out.extend_from_slice(payload);
+}
+
+/// The column types of an ORC file written here, in column order (the root first): ORC kind,
+/// maximum length and `paimon.id` attribute.
+#[cfg(test)]
+pub(super) fn test_footer_types(file: &[u8]) -> Vec<(u64, Option<u64>, Option<String>)> {
+    let tail = read_tail(file).unwrap();
+    let mut out = Vec::new();
+    for f in fields_of(&tail.footer).unwrap() {
+        let (4, FieldValue::Bytes(t)) = (f.number, f.value) else {
+            continue;
+        };
+        let (mut kind, mut max_length, mut id) = (0, None, None);
+        for tf in fields_of(t).unwrap() {
+            match (tf.number, tf.value) {
+                (1, FieldValue::Varint(v)) => kind = v,
+                (4, FieldValue::Varint(v)) => max_length = Some(v),
+                (7, FieldValue::Bytes(pair)) => {
+                    let kv: Vec<_> = fields_of(pair).unwrap();
+                    if let [
+                        ProtoField {
+                            value: FieldValue::Bytes(k),
+                            ..
+                        },
+                        ProtoField {
+                            value: FieldValue::Bytes(v),
+                            ..
+                        },
+                    ] = &kv[..]
+                        && *k == ORC_FIELD_ID_ATTRIBUTE.as_bytes()
+                    {
+                        id = Some(String::from_utf8(v.to_vec()).unwrap());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((kind, max_length, id));
+    }
+    out
 }

@@ -18,7 +18,8 @@
 use std::marker::PhantomData;
 
 use arrow::{
-    array::{Array, ArrayRef, AsArray},
+    array::{Array, ArrayRef, AsArray, OffsetSizeTrait},
+    buffer::NullBuffer,
     datatypes::{
         ArrowPrimitiveType, ArrowTimestampType, ByteArrayType, Date32Type, Decimal128Type,
         Float32Type, Float64Type, GenericBinaryType, GenericStringType, Int16Type, Int32Type,
@@ -38,7 +39,7 @@ use crate::{
         timestamp::TimestampEncoder,
         PrimitiveValueEncoder,
     },
-    error::Result,
+    error::{Result, UnexpectedSnafu},
     memory::EstimateMemory,
     writer::StreamType,
 };
@@ -58,6 +59,14 @@ pub trait ColumnStripeEncoder: EstimateMemory {
     /// Emit buffered streams to be written to the writer, and reset state
     /// in preparation for next stripe.
     fn finish(&mut self) -> Vec<Stream>;
+
+    // paimon-kernel patch: nested columns. The stripe writer numbers columns in pre-order
+    // (a column, then each child's subtree) and asks every encoder for its streams.
+    /// Encoders of the child columns (list element, map key and value, struct fields), in
+    /// ORC column order; none for primitive columns.
+    fn children_mut(&mut self) -> &mut [Box<dyn ColumnStripeEncoder>] {
+        &mut []
+    }
 }
 
 // TODO: simplify these generics, probably overcomplicating things here
@@ -576,6 +585,309 @@ impl ColumnStripeEncoder for DecimalColumnEncoder {
             });
         }
         streams
+    }
+}
+
+// paimon-kernel patch: nested columns (orc-rust 0.9 writes primitives only). As Java's
+// `ListTreeWriter`, `MapTreeWriter` and `StructTreeWriter`: a list or map writes, for each
+// non-null value, its length (LENGTH, RLE v2 unsigned) and its entries to the child columns; a
+// struct writes its fields to the child columns for its non-null rows only (a null list, map or
+// struct has no entry in its children: readers pass the parent's nulls down and read a child
+// value only where the parent is present). PRESENT as for the other columns.
+
+/// PRESENT stream of a nested column, started at the first null (earlier rows marked present).
+#[derive(Default)]
+struct PresentStream {
+    encoder: Option<BooleanEncoder>,
+    /// Non-null values encoded in this stripe.
+    non_null: usize,
+}
+
+impl PresentStream {
+    fn extend(&mut self, nulls: Option<&NullBuffer>, len: usize) {
+        match nulls.filter(|n| n.null_count() > 0) {
+            Some(nulls) => {
+                let non_null = self.non_null;
+                let present = self.encoder.get_or_insert_with(|| {
+                    let mut present = BooleanEncoder::new();
+                    present.extend_present(non_null);
+                    present
+                });
+                present.extend(nulls);
+                self.non_null += len - nulls.null_count();
+            }
+            None => {
+                if let Some(present) = self.encoder.as_mut() {
+                    present.extend_present(len);
+                }
+                self.non_null += len;
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Option<Stream> {
+        self.non_null = 0;
+        self.encoder.as_mut().map(|present| Stream {
+            kind: StreamType::Present,
+            bytes: present.finish(),
+        })
+    }
+
+    fn estimate_memory_size(&self) -> usize {
+        self.encoder
+            .as_ref()
+            .map(|p| p.estimate_memory_size())
+            .unwrap_or(0)
+    }
+}
+
+/// The `(start, end)` row ranges of `len` rows that are not null.
+fn valid_runs(nulls: Option<&NullBuffer>, len: usize) -> Vec<(usize, usize)> {
+    match nulls.filter(|n| n.null_count() > 0) {
+        Some(nulls) => nulls.valid_slices().collect(),
+        None if len > 0 => vec![(0, len)],
+        None => vec![],
+    }
+}
+
+fn unexpected_array(expected: &str, array: &ArrayRef) -> crate::error::OrcError {
+    UnexpectedSnafu {
+        msg: format!(
+            "{expected} column encoder given a {} array",
+            array.data_type()
+        ),
+    }
+    .build()
+}
+
+/// Encoder of Arrow `List` / `LargeList` columns as ORC `list`: PRESENT, LENGTH and the
+/// element column.
+pub struct ListColumnEncoder<O: OffsetSizeTrait> {
+    lengths: RleV2Encoder<i64, UnsignedEncoding>,
+    present: PresentStream,
+    /// One child: the elements.
+    children: Vec<Box<dyn ColumnStripeEncoder>>,
+    _phantom: PhantomData<O>,
+}
+
+impl<O: OffsetSizeTrait> ListColumnEncoder<O> {
+    pub fn new(element: Box<dyn ColumnStripeEncoder>) -> Self {
+        Self {
+            lengths: RleV2Encoder::new(),
+            present: PresentStream::default(),
+            children: vec![element],
+            _phantom: PhantomData,
+        }
+    }
+}
+
+/// Writes the lengths of the non-null values of `offsets` (one more than the rows) and hands
+/// the entries of each run of non-null values to `entries` as a `(start, len)` range.
+fn encode_lengths<O: OffsetSizeTrait>(
+    lengths: &mut RleV2Encoder<i64, UnsignedEncoding>,
+    offsets: &[O],
+    nulls: Option<&NullBuffer>,
+    mut entries: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<()> {
+    let rows = offsets.len().saturating_sub(1);
+    for (start, end) in valid_runs(nulls, rows) {
+        for pair in offsets[start..=end].windows(2) {
+            lengths.write_one((pair[1] - pair[0]).as_usize() as i64);
+        }
+        let first = offsets[start].as_usize();
+        let last = offsets[end].as_usize();
+        if last > first {
+            entries(first, last - first)?;
+        }
+    }
+    Ok(())
+}
+
+impl<O: OffsetSizeTrait> EstimateMemory for ListColumnEncoder<O> {
+    fn estimate_memory_size(&self) -> usize {
+        self.lengths.estimate_memory_size()
+            + self.present.estimate_memory_size()
+            + self
+                .children
+                .iter()
+                .map(|c| c.estimate_memory_size())
+                .sum::<usize>()
+    }
+}
+
+impl<O: OffsetSizeTrait> ColumnStripeEncoder for ListColumnEncoder<O> {
+    fn encode_array(&mut self, array: &ArrayRef) -> Result<()> {
+        let list = array
+            .as_list_opt::<O>()
+            .ok_or_else(|| unexpected_array("list", array))?;
+        self.present.extend(list.nulls(), list.len());
+        let values = list.values();
+        let element = &mut self.children[0];
+        encode_lengths(
+            &mut self.lengths,
+            list.value_offsets(),
+            list.nulls(),
+            |start, len| element.encode_array(&values.slice(start, len)),
+        )
+    }
+
+    fn column_encoding(&self) -> ColumnEncoding {
+        ColumnEncoding::DirectV2
+    }
+
+    fn finish(&mut self) -> Vec<Stream> {
+        let mut streams = vec![Stream {
+            kind: StreamType::Length,
+            bytes: self.lengths.take_inner(),
+        }];
+        streams.extend(self.present.finish());
+        streams
+    }
+
+    fn children_mut(&mut self) -> &mut [Box<dyn ColumnStripeEncoder>] {
+        &mut self.children
+    }
+}
+
+/// Encoder of Arrow `Map` columns as ORC `map`: PRESENT, LENGTH and the key and value columns.
+pub struct MapColumnEncoder {
+    lengths: RleV2Encoder<i64, UnsignedEncoding>,
+    present: PresentStream,
+    /// Two children: keys, values.
+    children: Vec<Box<dyn ColumnStripeEncoder>>,
+}
+
+impl MapColumnEncoder {
+    pub fn new(keys: Box<dyn ColumnStripeEncoder>, values: Box<dyn ColumnStripeEncoder>) -> Self {
+        Self {
+            lengths: RleV2Encoder::new(),
+            present: PresentStream::default(),
+            children: vec![keys, values],
+        }
+    }
+}
+
+impl EstimateMemory for MapColumnEncoder {
+    fn estimate_memory_size(&self) -> usize {
+        self.lengths.estimate_memory_size()
+            + self.present.estimate_memory_size()
+            + self
+                .children
+                .iter()
+                .map(|c| c.estimate_memory_size())
+                .sum::<usize>()
+    }
+}
+
+impl ColumnStripeEncoder for MapColumnEncoder {
+    fn encode_array(&mut self, array: &ArrayRef) -> Result<()> {
+        let map = array
+            .as_map_opt()
+            .ok_or_else(|| unexpected_array("map", array))?;
+        self.present.extend(map.nulls(), map.len());
+        let (keys, values) = (map.keys(), map.values());
+        let [key_encoder, value_encoder] = &mut self.children[..] else {
+            return UnexpectedSnafu {
+                msg: "map column encoder without key and value encoders",
+            }
+            .fail();
+        };
+        encode_lengths(
+            &mut self.lengths,
+            map.value_offsets(),
+            map.nulls(),
+            |start, len| {
+                key_encoder.encode_array(&keys.slice(start, len))?;
+                value_encoder.encode_array(&values.slice(start, len))
+            },
+        )
+    }
+
+    fn column_encoding(&self) -> ColumnEncoding {
+        ColumnEncoding::DirectV2
+    }
+
+    fn finish(&mut self) -> Vec<Stream> {
+        let mut streams = vec![Stream {
+            kind: StreamType::Length,
+            bytes: self.lengths.take_inner(),
+        }];
+        streams.extend(self.present.finish());
+        streams
+    }
+
+    fn children_mut(&mut self) -> &mut [Box<dyn ColumnStripeEncoder>] {
+        &mut self.children
+    }
+}
+
+/// Encoder of Arrow `Struct` columns as ORC `struct`: PRESENT and one column per field, which
+/// holds the field's values of the non-null rows.
+pub struct StructColumnEncoder {
+    present: PresentStream,
+    children: Vec<Box<dyn ColumnStripeEncoder>>,
+}
+
+impl StructColumnEncoder {
+    pub fn new(children: Vec<Box<dyn ColumnStripeEncoder>>) -> Self {
+        Self {
+            present: PresentStream::default(),
+            children,
+        }
+    }
+}
+
+impl EstimateMemory for StructColumnEncoder {
+    fn estimate_memory_size(&self) -> usize {
+        self.present.estimate_memory_size()
+            + self
+                .children
+                .iter()
+                .map(|c| c.estimate_memory_size())
+                .sum::<usize>()
+    }
+}
+
+impl ColumnStripeEncoder for StructColumnEncoder {
+    fn encode_array(&mut self, array: &ArrayRef) -> Result<()> {
+        let rows = array
+            .as_struct_opt()
+            .ok_or_else(|| unexpected_array("struct", array))?;
+        if rows.num_columns() != self.children.len() {
+            return UnexpectedSnafu {
+                msg: format!(
+                    "struct of {} fields for a struct column encoder of {}",
+                    rows.num_columns(),
+                    self.children.len()
+                ),
+            }
+            .fail();
+        }
+        self.present.extend(rows.nulls(), rows.len());
+        let runs = valid_runs(rows.nulls(), rows.len());
+        let whole = runs == [(0, rows.len())];
+        for (column, encoder) in rows.columns().iter().zip(self.children.iter_mut()) {
+            if whole {
+                encoder.encode_array(column)?;
+                continue;
+            }
+            for &(start, end) in &runs {
+                encoder.encode_array(&column.slice(start, end - start))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn column_encoding(&self) -> ColumnEncoding {
+        ColumnEncoding::Direct
+    }
+
+    fn finish(&mut self) -> Vec<Stream> {
+        self.present.finish().into_iter().collect()
+    }
+
+    fn children_mut(&mut self) -> &mut [Box<dyn ColumnStripeEncoder>] {
+        &mut self.children
     }
 }
 

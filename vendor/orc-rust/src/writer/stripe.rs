@@ -32,9 +32,10 @@ use crate::proto;
 
 use super::column::{
     BinaryColumnEncoder, BooleanColumnEncoder, ByteColumnEncoder, ColumnStripeEncoder,
-    DateColumnEncoder, DecimalColumnEncoder, DoubleColumnEncoder, FloatColumnEncoder, Int16ColumnEncoder,
-    Int32ColumnEncoder, Int64ColumnEncoder, LargeBinaryColumnEncoder, LargeStringColumnEncoder,
-    StringColumnEncoder, TimestampColumnEncoder,
+    DateColumnEncoder, DecimalColumnEncoder, DoubleColumnEncoder, FloatColumnEncoder,
+    Int16ColumnEncoder, Int32ColumnEncoder, Int64ColumnEncoder, LargeBinaryColumnEncoder,
+    LargeStringColumnEncoder, ListColumnEncoder, MapColumnEncoder, StringColumnEncoder,
+    StructColumnEncoder, TimestampColumnEncoder,
 };
 use super::{ColumnEncoding, StreamType};
 
@@ -106,7 +107,6 @@ impl<W: Write> StripeWriter<W> {
     /// Attempt to encode entire [`RecordBatch`]. Relies on caller slicing the batch
     /// to required batch size.
     pub fn encode_batch(&mut self, batch: &RecordBatch) -> Result<()> {
-        // TODO: consider how to handle nested types (including parent nullability)
         for (array, encoder) in batch.columns().iter().zip(self.columns.iter_mut()) {
             encoder.encode_array(array)?;
         }
@@ -125,21 +125,18 @@ impl<W: Write> StripeWriter<W> {
         // (see arrow_writer::serialize_schema())
         // Direct encoding to represent root struct
         let mut column_encodings = vec![ColumnEncoding::Direct];
-        let child_column_encodings = self
-            .columns
-            .iter()
-            .map(|c| c.column_encoding())
-            .collect::<Vec<_>>();
-        column_encodings.extend(child_column_encodings);
+        // paimon-kernel patch: nested columns. Columns are numbered in pre-order (root 0, then
+        // each top-level column followed by its descendants), as the types in the footer.
+        let mut column_streams = vec![];
+        for c in self.columns.iter_mut() {
+            finish_column(c.as_mut(), &mut column_encodings, &mut column_streams);
+        }
         let column_encodings = column_encodings.iter().map(From::from).collect();
 
         // Root type won't have any streams
         let mut written_streams = vec![];
         let mut data_length = 0;
-        for (index, c) in self.columns.iter_mut().enumerate() {
-            // Offset by 1 to account for root of 0
-            let column = index + 1;
-            let streams = c.finish();
+        for (column, streams) in column_streams {
             // Flush the streams to the writer
             for s in streams {
                 let (kind, bytes) = s.into_parts();
@@ -186,6 +183,22 @@ impl<W: Write> StripeWriter<W> {
     }
 }
 
+// paimon-kernel patch: nested columns.
+/// Takes the encoding and streams of `encoder` and of its descendants, in pre-order: column
+/// `encodings.len()` is `encoder`.
+fn finish_column(
+    encoder: &mut dyn ColumnStripeEncoder,
+    encodings: &mut Vec<ColumnEncoding>,
+    streams: &mut Vec<(usize, Vec<super::Stream>)>,
+) {
+    let column = encodings.len();
+    encodings.push(encoder.column_encoding());
+    streams.push((column, encoder.finish()));
+    for child in encoder.children_mut() {
+        finish_column(child.as_mut(), encodings, streams);
+    }
+}
+
 fn create_encoder(field: &FieldRef) -> Box<dyn ColumnStripeEncoder> {
     match field.data_type() {
         ArrowDataType::Float32 => Box::new(FloatColumnEncoder::new(ColumnEncoding::Direct)),
@@ -224,6 +237,23 @@ fn create_encoder(field: &FieldRef) -> Box<dyn ColumnStripeEncoder> {
         ArrowDataType::Boolean => Box::new(BooleanColumnEncoder::new()),
         // paimon-kernel patch: DECIMAL.
         ArrowDataType::Decimal128(_, scale) => Box::new(DecimalColumnEncoder::new(*scale)),
+        // paimon-kernel patch: nested columns.
+        ArrowDataType::List(element) => {
+            Box::new(ListColumnEncoder::<i32>::new(create_encoder(element)))
+        }
+        ArrowDataType::LargeList(element) => {
+            Box::new(ListColumnEncoder::<i64>::new(create_encoder(element)))
+        }
+        ArrowDataType::Map(entries, _) => match entries.data_type() {
+            ArrowDataType::Struct(kv) if kv.len() == 2 => Box::new(MapColumnEncoder::new(
+                create_encoder(&kv[0]),
+                create_encoder(&kv[1]),
+            )),
+            _ => unimplemented!("map entries that are not a key-value struct"),
+        },
+        ArrowDataType::Struct(fields) => Box::new(StructColumnEncoder::new(
+            fields.iter().map(create_encoder).collect(),
+        )),
         // TODO: support more datatypes
         _ => unimplemented!("unsupported datatype"),
     }

@@ -513,7 +513,12 @@ fn write_varint<N: VarintSerde>(writer: &mut BytesMut, value: N) {
     let mask = N::from_u8(0x7F);
     for (i, b) in bytes.iter_mut().enumerate() {
         let shift = i * 7;
-        *b |= ((value >> shift) & mask).to_u8().unwrap();
+        // paimon-kernel patch: a logical shift. The value is unsigned (zigzagged, or a length)
+        // but held in a signed type; a zigzagged value with the top bit set (e.g. SMALLINT
+        // 32767, INT 2^30, BIGINT 2^62) is negative there, and an arithmetic shift filled the
+        // upper 7-bit groups with ones: readers that decode in 64 bits (Java, C++/pyarrow) read
+        // another value.
+        *b |= (value.unsigned_shr(shift as u32) & mask).to_u8().unwrap();
     }
 
     writer.put_slice(&bytes);
