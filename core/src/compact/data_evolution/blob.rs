@@ -66,7 +66,8 @@ pub async fn run_blob_task<T>(
     let field = blob_field(plan, &files)?;
     let kind = BlobElementKind::try_from_data_type(&field.data_type)?;
 
-    let mut ctx = ReadContext::try_new(plan, Some(std::slice::from_ref(&field.name)), None, None, 0)?;
+    let mut ctx =
+        ReadContext::try_new(plan, Some(std::slice::from_ref(&field.name)), None, None, 0)?;
     ctx.blob_as_descriptor = false;
     let split = DataSplit {
         snapshot_id: plan.snapshot.as_ref().map_or(0, |s| s.id),
