@@ -233,41 +233,16 @@ async fn corpus_unaware_append_tables() {
     }
 }
 
-/// A table whose columns our writer cannot encode (nested ORC types): the compaction fails
-/// naming the column, nothing is published and no written file is left.
+/// `all_types_orc` (every type, nested ones and a TIMESTAMP in the second before the epoch
+/// included) compacts into one ORC file that reads the same. (Java 1.4.2 is not asked: it
+/// trims the padding of CHAR values read from ORC.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn corpus_tables_the_writer_cannot_encode_fail_cleanly() {
-    for name in ["all_types_orc"] {
-        let (_tmp, loc) = copy_table(name);
-        let table = Table::open(&loc).await.unwrap();
-        table
-            .alter(vec![SchemaChange::set_option(
-                "compaction.min.file-num",
-                "2",
-            )])
-            .await
-            .unwrap();
-        let before = live_files(&table).await;
-        let snapshot = table.latest_snapshot().await.unwrap().unwrap().id;
-        let err = run(&table, &AppendCompactOptions::default())
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("ORC data file"), "{name}: {err}");
-        assert_eq!(live_files(&table).await, before);
-        assert_eq!(table.latest_snapshot().await.unwrap().unwrap().id, snapshot);
-        let on_disk = walk(Path::new(&loc).join("bucket-0").as_path());
-        assert_eq!(on_disk, before, "{name}: files left behind");
-    }
-}
-
-fn walk(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_str().unwrap().to_string())
-        .collect();
-    out.sort();
-    out
+async fn corpus_orc_table_of_every_type_compacts() {
+    let (_tmp, loc) = copy_table("all_types_orc");
+    let table = Table::open(&loc).await.unwrap();
+    let (units, before, after) =
+        compact_and_check(&table, false, false, &[("compaction.min.file-num", "2")]).await;
+    assert_eq!((units, before, after), (1, 2, 1));
 }
 
 /// `append_partitioned`: 20 files over partitions; one task per partition with ≥ 2 files.

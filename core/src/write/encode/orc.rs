@@ -41,8 +41,10 @@
 //! right). TIMESTAMP (wall-clock) values read the same in every zone.
 //!
 //! A TIMESTAMP / TIMESTAMP_LTZ value in the second before 1970-01-01T00:00:00 with a fraction
-//! over 1 ms (e.g. 23:59:59.999) is [`Error::Unsupported`]: ORC readers take a negative second
-//! with such a fraction one second early (ORC-763), so orc-rust refuses it.
+//! over 1 ms (e.g. 23:59:59.999) has no encoding with a positive nanosecond field (ORC readers
+//! take a negative second with such a fraction one second early, ORC-763): it is written as the
+//! C++ writer (pyarrow) writes it, second 0 and a negative nanosecond field, which Java 1.4.2,
+//! pyarrow and our reader read back as the value (the vendored orc-rust patch).
 //!
 //! Not reproduced: the zstd level (orc-rust always uses zstd's default level 3, Java
 //! `file.compression.zstd-level`, default 1), column statistics and row indexes (orc-rust
@@ -400,13 +402,12 @@ fn encode_one_stripe_file(
     Ok(buffer.take())
 }
 
-/// An orc-rust write failure; a timestamp it cannot store is [`Error::Unsupported`].
+/// An orc-rust write failure; a timestamp it cannot store (seconds beyond the ORC base) is
+/// [`Error::Unsupported`].
 fn write_error(e: orc_rust::error::OrcError) -> Error {
     if matches!(e, orc_rust::error::OrcError::EncodeTimestamp { .. }) {
-        // ORC-763: readers take a negative second with a fraction over 1 ms one second early.
         return Error::unsupported(format!(
-            "writing to an ORC data file: {e} (a timestamp in the second before \
-             1970-01-01T00:00:00 with a fraction over 1 ms has no faithful ORC encoding, ORC-763)"
+            "writing to an ORC data file: {e} (a timestamp ORC cannot hold)"
         ));
     }
     encode_error("ORC", e)

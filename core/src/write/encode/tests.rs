@@ -1004,20 +1004,25 @@ fn sync_marker_is_settable_and_deterministic() {
 }
 
 #[test]
-fn orc_rejects_timestamps_it_cannot_hold_instead_of_misreading_them() {
-    // ORC-763: (-1 s, 0) with a fraction above 1 ms has no faithful ORC encoding.
-    let fields = vec![field(0, "ts", "TIMESTAMP(3)")];
-    let case = Case::new(fields).batch(vec![Arc::new(TimestampMillisecondArray::from(vec![-1]))]);
-    let mut encoder =
-        DataFileEncoder::try_new(&case.fields, "orc", &CoreOptions::default()).unwrap();
-    // The stripe is encoded when it is full or at the end.
-    let result = encoder
-        .write(&case.batches[0])
-        .and_then(|()| encoder.finish().map(drop));
-    assert!(
-        matches!(result, Err(Error::Unsupported { .. })),
-        "{result:?}"
-    );
+fn orc_writes_the_second_before_the_epoch_as_the_cpp_writer_does() {
+    // ORC-763: (-1 s, fraction > 1 ms) has no encoding with a positive nanosecond field; it
+    // is written as (0 s, negative nanos), as pyarrow writes it, and reads back the same.
+    // Neighbours: -1 ms, -999 ms, -1001 ms (second -2: the usual ORC-763 adjustment), 0.
+    let fields = vec![
+        field(0, "ms", "TIMESTAMP(3)"),
+        field(1, "us", "TIMESTAMP(6)"),
+    ];
+    let ms: ArrayRef = Arc::new(TimestampMillisecondArray::from(vec![
+        -1, -999, -1001, 0, -1500,
+    ]));
+    let us: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![
+        -1, -999_999, -1_000_001, 1, -1_500_000,
+    ]));
+    let case = Case::new(fields).batch(vec![ms.clone(), us.clone()]);
+    let bytes = case.encode("orc", &CoreOptions::default());
+    let decoded = decode(&bytes, "orc", &case.fields);
+    assert_eq!(decoded.column(0).as_ref(), ms.as_ref());
+    assert_eq!(decoded.column(1).as_ref(), us.as_ref());
 }
 
 /// Writes sample files for `conformance/check_encoded_files.py` (pypaimon and pyarrow read them):

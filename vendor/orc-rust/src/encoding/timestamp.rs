@@ -63,18 +63,17 @@ impl<T: ArrowTimestampType> TimestampEncoder<T> {
         let mut secondary = Vec::with_capacity(values.len());
         for &value in values {
             let mut seconds = value.div_euclid(units_per_second);
-            let nanoseconds = value.rem_euclid(units_per_second) * nanoseconds_per_unit;
+            let mut nanoseconds = value.rem_euclid(units_per_second) * nanoseconds_per_unit;
 
-            // ORC-763 makes this interval immediately before the Unix epoch
-            // impossible to represent without changing the decoded value.
-            ensure!(
-                seconds != -1 || nanoseconds <= 999_999,
-                EncodeTimestampSnafu {
-                    value,
-                    time_unit: T::UNIT,
-                }
-            );
-            if seconds < 0 && nanoseconds > 999_999 {
+            // paimon-kernel patch: ORC-763 makes the second immediately before the Unix
+            // epoch (with a fraction over 1 ms) impossible to represent with a positive
+            // nanosecond field; write it as the C++ writer does (pyarrow): second 0 and a
+            // negative nanosecond field, which the Java and C++ readers (and the patched
+            // decoder) read back as the value.
+            if seconds == -1 && nanoseconds > 999_999 {
+                seconds = 0;
+                nanoseconds -= NANOSECONDS_IN_SECOND;
+            } else if seconds < 0 && nanoseconds > 999_999 {
                 seconds += 1;
             }
             let Some(seconds) = seconds.checked_sub(self.base_from_epoch) else {
