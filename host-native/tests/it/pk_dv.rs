@@ -11,10 +11,9 @@
 //! `pk_first_row_dv_mor`.
 
 use crate::copy_dir;
-use crate::oracle::{java_rows, sorted_strings};
+use crate::oracle::{java_rows, pypaimon_rows, sorted_strings};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
@@ -34,60 +33,6 @@ async fn rows_at(loc: &Path) -> Vec<String> {
     let table = Table::open(loc.to_str().unwrap()).await.unwrap();
     let batches = table.scan().to_batches().await.unwrap();
     sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
-/// pypaimon's rows of the table at `dir` (`<warehouse>/<db>.db/<table>`), rendered by the
-/// corpus's canonical encoding, when the venv exists.
-fn pypaimon_rows(dir: &Path) -> Option<Vec<String>> {
-    let python = std::env::var_os("PAIMON_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| PathBuf::from(h).join(".cache/paimon-kernel/venv/bin/python"))
-        })?;
-    if !python.exists() {
-        return None;
-    }
-    let db_dir = dir.parent().unwrap();
-    let warehouse = db_dir.parent().unwrap();
-    let db = db_dir
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .trim_end_matches(".db");
-    let table = dir.file_name().unwrap().to_str().unwrap();
-    let script = format!(
-        r#"
-import json, sys
-sys.path.insert(0, {conformance:?})
-from make_corpus import canon_table, read_arrow
-from pypaimon import CatalogFactory
-t = CatalogFactory.create({{"warehouse": {warehouse:?}}}).get_table("{db}.{table}")
-for r in canon_table(read_arrow(t)):
-    print(json.dumps(r, ensure_ascii=False))
-"#,
-        conformance = corpus().parent().unwrap().to_str().unwrap(),
-        warehouse = warehouse.to_str().unwrap(),
-    );
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pypaimon read of {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    Some(sorted_strings(&rows))
 }
 
 /// Ours, Java's and pypaimon's reads of `loc` all equal `want`; returns how many external
