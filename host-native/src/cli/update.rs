@@ -79,10 +79,16 @@ fn named_columns(path: &str, format: InputFormat) -> Result<Option<Vec<String>>,
         return Err(format!("{path}: no rows"));
     }
     Ok(Some(match format {
-        InputFormat::Csv => first
-            .split(',')
-            .map(|c| c.trim().trim_matches('"').to_owned())
-            .collect(),
+        // The header as a CSV record (quoted names may hold commas and quotes).
+        InputFormat::Csv => csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(first.as_bytes())
+            .records()
+            .next()
+            .transpose()
+            .map_err(|e| format!("{path}: header: {e}"))?
+            .map(|r| r.iter().map(|c| c.trim().to_owned()).collect())
+            .unwrap_or_default(),
         _ => {
             let v: serde_json::Value =
                 serde_json::from_str(&first).map_err(|e| format!("{path}: line 1: {e}"))?;
@@ -163,4 +169,20 @@ pub(crate) async fn run(a: UpdateArgs, json: bool) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_header_names_are_csv_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.csv");
+        std::fs::write(&path, "_ROW_ID,\"a,b\",\"say \"\"hi\"\"\"\n1,2,x\n").unwrap();
+        let names = named_columns(path.to_str().unwrap(), InputFormat::Csv)
+            .unwrap()
+            .unwrap();
+        assert_eq!(names, ["_ROW_ID", "a,b", "say \"hi\""]);
+    }
 }
