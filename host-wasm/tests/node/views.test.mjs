@@ -103,8 +103,9 @@ test("compactionPreview: the same tasks as `paimon-kernel plan-compaction` (with
       tasks += p.tasks.length;
     }
   }
+  // Every corpus table is planned now; unavailable previews are covered by the core's
+  // inspector tests (a postpone-bucket table with a BLOB column).
   assert.ok(tasks >= 10, `${tasks} tasks compared`);
-  assert.ok(unavailable >= 1, `${unavailable} unavailable`);
   console.log(`# compactionPreview: ${tasks} tasks equal to plan-compaction's, ${unavailable} unavailable previews with the CLI's reason`);
 });
 
