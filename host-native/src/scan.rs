@@ -151,6 +151,9 @@ pub struct ReadOptions {
     /// `blob-as-descriptor`: blob columns return serialized blob descriptors (URI = table
     /// location + file path) instead of bytes.
     pub blob_as_descriptor: bool,
+    /// Read every level, level 0 of first-row tables too (see
+    /// [`paimon_kernel::scan::planner::ScanRequest::all_levels`]).
+    pub all_levels: bool,
 }
 
 /// The cores this process may use (at least 1).
@@ -242,6 +245,13 @@ impl TableScan {
         self
     }
 
+    /// Plan and read every level: level 0 of first-row (and deletion-vector) primary-key
+    /// tables too, which a batch read skips (Java `withLevelFilter(level -> true)`).
+    pub(crate) fn with_all_levels(mut self) -> Self {
+        self.read.all_levels = true;
+        self
+    }
+
     /// The bytes of one blob: column `column` (a `BLOB` column of a data-evolution table) of
     /// the row with `_ROW_ID = row_id`, read with ranged reads only (the plan is restricted to
     /// that row; see [`paimon_kernel::evolution::read::read_blob_cell`]). `None` for a null
@@ -300,11 +310,12 @@ impl TableScan {
             Some(r) => request.with_row_ranges(r.clone()),
             None => request,
         };
-        let request = if self.read.blob_as_descriptor {
+        let mut request = if self.read.blob_as_descriptor {
             request.with_option("blob-as-descriptor", "true")
         } else {
             request
         };
+        request.all_levels = self.read.all_levels;
         match filter {
             Some(f) => request.with_filter(f),
             None => request,

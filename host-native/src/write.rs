@@ -188,7 +188,8 @@ impl Table {
     }
 
     /// Fill the global key index of a cross-partition write from a merged read of
-    /// `snapshot`'s keys, split by split (Java `IndexBootstrap`; with
+    /// `snapshot`'s keys at every level (level 0 of first-row tables too), split by split
+    /// (Java `IndexBootstrap`; with
     /// `cross-partition-upsert.index-ttl`, only splits holding a file created within it).
     async fn bootstrap_key_index(
         &self,
@@ -214,6 +215,7 @@ impl Table {
             .scan()
             .with_snapshot_id(snapshot.id)
             .with_projection(columns)
+            .with_all_levels()
             .batches_by_split()
             .await?;
         for (split, batches) in splits {

@@ -54,6 +54,7 @@ pub fn scan_request(q: &Query) -> Result<ScanRequest> {
         options: q.table_options(),
         filter: q.filter.as_deref().map(Predicate::parse).transpose()?,
         row_ranges: q.row_ids.as_deref().map(parse_row_ranges).transpose()?,
+        all_levels: false,
     })
 }
 

@@ -137,6 +137,11 @@ pub struct ScanRequest {
     /// inside them (see [`Plan::row_ranges`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_ranges: Option<Vec<RowRange>>,
+    /// Plan every level: level 0 of first-row and deletion-vector primary-key tables too,
+    /// which a batch scan skips (Java `withLevelFilter(level -> true)`, as its
+    /// `IndexBootstrap` reads the keys of a cross-partition table).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_levels: bool,
 }
 
 impl ScanRequest {
@@ -263,7 +268,9 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
 
     // Filters of a batch scan.
     let bucket_option = options.bucket()?;
-    let skip_level0 = table_kind == TableKind::PrimaryKey && options.batch_scan_skip_level0()?;
+    let skip_level0 = table_kind == TableKind::PrimaryKey
+        && !request.all_levels
+        && options.batch_scan_skip_level0()?;
     let only_real_buckets = bucket_option == POSTPONE_BUCKET;
     let entries: Vec<ManifestEntry> = entries
         .into_iter()

@@ -271,7 +271,7 @@ impl TableWrite {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for tables we cannot write yet (e.g. cross-partition
-    /// dynamic-bucket tables with deletion vectors or first-row, BLOB columns stored inline or
+    /// dynamic-bucket tables with deletion vectors, BLOB columns stored inline or
     /// without data evolution, rescaled buckets), naming the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
     /// that is not an append table with `bucket` = -1.
     pub fn try_new(
@@ -292,12 +292,6 @@ impl TableWrite {
                         return Err(Error::unsupported(format!(
                             "writing cross-partition dynamic-bucket tables (partition key '{p}' \
                              is not in the primary key) with deletion vectors"
-                        )));
-                    }
-                    if core.merge_engine()? == crate::spec::MergeEngine::FirstRow {
-                        return Err(Error::unsupported(format!(
-                            "writing cross-partition dynamic-bucket tables (partition key '{p}' \
-                             is not in the primary key) with the first-row merge engine"
                         )));
                     }
                 } else if core.index_file_in_data_file_dir()? {
