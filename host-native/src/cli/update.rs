@@ -172,6 +172,7 @@ pub(crate) async fn run(a: UpdateArgs, json: bool) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
