@@ -307,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn preview_of_a_pk_table_and_an_unavailable_one() {
+    fn preview_of_a_pk_table_and_a_data_evolution_table_with_deletion_vectors() {
         let v = view("pk_dedup", json!({"full": true}), preview_m);
         assert_eq!(v["available"], json!(true));
         assert_eq!(v["planner"], json!("primary-key-full"));
@@ -324,15 +324,14 @@ mod tests {
             expected("pk_dedup")["files"].as_array().unwrap().len()
         );
         assert!(tasks.iter().all(|t| t["outputLevel"] == json!(5)));
+        // Data evolution with deletion vectors: planned as without them (one task over its
+        // five files; the vectors move to the output when the task runs).
         let v = view("de_merge_into", json!({}), preview_m);
-        assert_eq!(v["available"], json!(false));
-        assert!(
-            v["unavailableReason"]
-                .as_str()
-                .unwrap()
-                .contains("deletion vectors"),
-            "{v}"
-        );
+        assert_eq!(v["available"], json!(true), "{v}");
+        assert_eq!(v["planner"], json!("data-evolution"));
+        let tasks = v["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0]["files"].as_array().unwrap().len(), 5);
     }
 
     #[test]
