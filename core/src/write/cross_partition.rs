@@ -20,6 +20,9 @@
 //!   `dynamic-bucket.target-row-num` keys, else to the smallest unused bucket number.
 //!
 //! Such tables write no hash index files: Java rebuilds the index from the data at each job.
+//! The bootstrap reads every level (level 0 of first-row and deletion-vector tables too, which
+//! batch reads skip). With deletion vectors, a moved key's `-D` in its old bucket becomes a
+//! deletion vector when the writer compacts level 0 before the commit.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -270,10 +270,10 @@ impl TableWrite {
     /// A writer for `schema` (the table's latest schema), continuing after `restore`.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for tables we cannot write yet (e.g. cross-partition
-    /// dynamic-bucket tables with deletion vectors, BLOB columns stored inline or
-    /// without data evolution, rescaled buckets), naming the feature; [`Error::Invalid`] for bad options (named), e.g. row tracking on a table
-    /// that is not an append table with `bucket` = -1.
+    /// [`Error::Unsupported`] for tables we cannot write yet (e.g. BLOB columns stored inline
+    /// or without data evolution, rescaled buckets), naming the feature; [`Error::Invalid`] for
+    /// bad options (named), e.g. row tracking on a table that is not an append table with
+    /// `bucket` = -1.
     pub fn try_new(
         schema: TableSchema,
         mut restore: WriteRestore,
@@ -287,14 +287,8 @@ impl TableWrite {
             (false, b) if b > 0 => Mode::AppendFixed,
             (true, b) if b > 0 => Mode::KeyValueFixed,
             (true, -1) => {
-                if let Some(p) = cross_partition_key(&schema) {
-                    if core.deletion_vectors_enabled()? {
-                        return Err(Error::unsupported(format!(
-                            "writing cross-partition dynamic-bucket tables (partition key '{p}' \
-                             is not in the primary key) with deletion vectors"
-                        )));
-                    }
-                } else if core.index_file_in_data_file_dir()? {
+                // Cross-partition tables write no hash index files.
+                if cross_partition_key(&schema).is_none() && core.index_file_in_data_file_dir()? {
                     return Err(Error::unsupported(
                         "writing dynamic-bucket tables with 'index-file-in-data-file-dir' = true",
                     ));
