@@ -550,7 +550,10 @@ mod tests {
                 "data/dt=1/bucket-postpone/0101/0110/1001/10110010/a",
                 "data/dt=1/bucket-postpone/a",
             ),
-            ("dt=1/bucket-0/data-1.parquet", "dt=1/bucket-0/data-1.parquet"),
+            (
+                "dt=1/bucket-0/data-1.parquet",
+                "dt=1/bucket-0/data-1.parquet",
+            ),
             // Not Java's 4/4/4/8 binary digits, or not below a bucket directory: kept.
             (
                 "dt=1/bucket-0/1001/1111/0010/1001001/f",
@@ -560,7 +563,10 @@ mod tests {
                 "dt=1/bucket-0/1001/1121/0010/10010010/f",
                 "dt=1/bucket-0/1001/1121/0010/10010010/f",
             ),
-            ("dt=1/x/1001/1111/0010/10010010/f", "dt=1/x/1001/1111/0010/10010010/f"),
+            (
+                "dt=1/x/1001/1111/0010/10010010/f",
+                "dt=1/x/1001/1111/0010/10010010/f",
+            ),
             ("1001/1111/0010/10010010/f", "1001/1111/0010/10010010/f"),
         ] {
             assert_eq!(without_entropy_dirs(rel), want, "{rel}");

@@ -726,7 +726,11 @@ async fn live_entropy_paths(table: &Table, d: &Dirs) -> BTreeSet<PathBuf> {
             .iter()
             .find(|root| local.starts_with(root))
             .unwrap_or_else(|| panic!("{ext} is not under an external root"));
-        let rel = local.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let rel = local
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let parts: Vec<&str> = rel.split('/').collect();
         assert_eq!(parts.len(), 7, "{rel}");
         assert!(parts[0].starts_with("p="), "{rel}: no partition directory");
@@ -807,7 +811,12 @@ async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
         .filter(|f| f.path.starts_with("file:"))
         .map(|f| local_of(&f.path))
         .collect();
-    assert_eq!(removed, strays.iter().cloned().collect(), "{:?}", out.removed);
+    assert_eq!(
+        removed,
+        strays.iter().cloned().collect(),
+        "{:?}",
+        out.removed
+    );
     assert!(kept.exists());
     std::fs::remove_file(&kept).unwrap();
     let everything: BTreeSet<PathBuf> = live.union(&compacted).cloned().collect();
@@ -851,7 +860,10 @@ async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
     assert!(report.snapshot.is_some());
     let compacted = live_entropy_paths(&table, &d).await;
     assert_eq!(compacted.len(), 2, "{compacted:?}");
-    assert!(compacted.iter().all(|f| f.starts_with(&d.ext[1])), "{compacted:?}");
+    assert!(
+        compacted.iter().all(|f| f.starts_with(&d.ext[1])),
+        "{compacted:?}"
+    );
     assert_eq!(our_rows(&table).await, expected);
     check_other_readers(&d, &expected, "entropy-inject append table");
 }
