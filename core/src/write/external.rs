@@ -230,9 +230,9 @@ pub fn listed_roots(options: &CoreOptions) -> Vec<String> {
 }
 
 /// The entropy directories `entropy-inject` puts between the bucket directory and a file
-/// named `file_name`: the low 20 bits of [`guava_murmur3_32`] of the name as binary digits
-/// (most significant first), cut into `4/4/4/8` digits, e.g. `1001/1111/0010/10010010` for
-/// `data-1.parquet`.
+/// named `file_name`: the low 20 bits of Guava 30's Murmur3-32 (seed 0) of the name as
+/// binary digits (most significant first), cut into `4/4/4/8` digits, e.g.
+/// `1001/1111/0010/10010010` for `data-1.parquet`.
 ///
 /// Source: Java `EntropyInjectExternalPathProvider#computeHash` and `#dirsFromHash`.
 pub fn entropy_dirs(file_name: &str) -> String {
