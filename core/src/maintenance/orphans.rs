@@ -8,7 +8,10 @@
 //! neither snapshot/changelog files nor hints. Managed-BLOB packs (`*.managed.blob`) are never
 //! candidates (shared by many data files; the pack collector reclaims them). A `*.blobref`
 //! sidecar is an extra file of its data file: used while the data file is, an orphan otherwise
-//! (e.g. of a failed write). External data paths are not listed.
+//! (e.g. of a failed write). The roots of `data-file.external-paths` are listed too, their
+//! bucket directories and the `entropy-inject` directories below them
+//! (`bucket-N/1001/1111/0010/10010010/<file>`, which Java's non-recursive bucket listing does
+//! not reach, so Java never cleans orphans there).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -101,13 +104,36 @@ fn is_candidate(path: &str, data_root: &str, partition_depth: usize) -> bool {
         && parts[partition_depth].starts_with("bucket-")
 }
 
+/// `rel` without the `entropy-inject` directories between a `bucket-*` directory and the
+/// file name (`p=1/bucket-0/1001/1111/0010/10010010/f` → `p=1/bucket-0/f`), else as it is.
+/// Source: Java `EntropyInjectExternalPathProvider` (four directories of 4, 4, 4 and 8 binary
+/// digits).
+fn without_entropy_dirs(rel: &str) -> std::borrow::Cow<'_, str> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let n = parts.len();
+    let is_bits = |p: &str, len: usize| p.len() == len && p.bytes().all(|b| b == b'0' || b == b'1');
+    if n >= 6
+        && parts[n - 6].starts_with("bucket-")
+        && [4, 4, 4, 8]
+            .iter()
+            .zip(&parts[n - 5..n - 1])
+            .all(|(len, p)| is_bits(p, *len))
+    {
+        let mut kept = parts[..n - 5].to_vec();
+        kept.push(parts[n - 1]);
+        std::borrow::Cow::Owned(kept.join("/"))
+    } else {
+        std::borrow::Cow::Borrowed(rel)
+    }
+}
+
 /// Delete the files of the table that nothing uses and that were last modified before
 /// `older_than_millis` (milliseconds since the epoch; Java's default is now minus one day).
 /// With `dry_run` nothing is deleted and the outcome lists what would be.
 ///
 /// Rounds: the schema; `List ""` (the whole table); `List <root>/` of each root of
-/// `data-file.external-paths` (their bucket directories' files are candidates too; a root
-/// answered `Unsupported` is skipped); then passes of `List snapshot/`, `tag/`,
+/// `data-file.external-paths` (their bucket directories' files are candidates too, also
+/// below `entropy-inject` directories; a root answered `Unsupported` is skipped); then passes of `List snapshot/`, `tag/`,
 /// `changelog/`, `branch/` (and the branches' own directories), reads of the snapshot, tag
 /// and changelog files not read yet (snapshots newer than one read whole are skipped), their
 /// manifest lists, manifests and index manifests, until a pass finds nothing to read; then
@@ -146,7 +172,8 @@ pub async fn remove_orphan_files<T>(
         };
         candidates.extend(listing.into_iter().filter(|o| {
             o.path.strip_prefix(&prefix).is_some_and(|rel| {
-                rel.split('/').any(|p| p.starts_with("bucket-")) && is_candidate(rel, &root, depth)
+                let rel = without_entropy_dirs(rel);
+                rel.split('/').any(|p| p.starts_with("bucket-")) && is_candidate(&rel, &root, depth)
             })
         }));
     }
@@ -508,6 +535,41 @@ mod tests {
             ("README", "", 0, false),
         ] {
             assert_eq!(is_candidate(path, root, depth), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn entropy_dirs_are_dropped_below_bucket_directories_only() {
+        for (rel, want) in [
+            (
+                "dt=1/bucket-0/1001/1111/0010/10010010/data-1.parquet",
+                "dt=1/bucket-0/data-1.parquet",
+            ),
+            ("bucket-7/0000/0000/0000/00000000/f", "bucket-7/f"),
+            (
+                "data/dt=1/bucket-postpone/0101/0110/1001/10110010/a",
+                "data/dt=1/bucket-postpone/a",
+            ),
+            (
+                "dt=1/bucket-0/data-1.parquet",
+                "dt=1/bucket-0/data-1.parquet",
+            ),
+            // Not Java's 4/4/4/8 binary digits, or not below a bucket directory: kept.
+            (
+                "dt=1/bucket-0/1001/1111/0010/1001001/f",
+                "dt=1/bucket-0/1001/1111/0010/1001001/f",
+            ),
+            (
+                "dt=1/bucket-0/1001/1121/0010/10010010/f",
+                "dt=1/bucket-0/1001/1121/0010/10010010/f",
+            ),
+            (
+                "dt=1/x/1001/1111/0010/10010010/f",
+                "dt=1/x/1001/1111/0010/10010010/f",
+            ),
+            ("1001/1111/0010/10010010/f", "1001/1111/0010/10010010/f"),
+        ] {
+            assert_eq!(without_entropy_dirs(rel), want, "{rel}");
         }
     }
 }

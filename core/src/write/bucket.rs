@@ -40,20 +40,23 @@ const MURMUR_C1: u32 = 0xcc9e_2d51;
 const MURMUR_C2: u32 = 0x1b87_3593;
 const MURMUR_SEED: u32 = 42;
 
-fn mix_k1(k1: u32) -> u32 {
+/// Murmur3's mixing of one 4-byte block.
+pub(crate) fn mix_k1(k1: u32) -> u32 {
     k1.wrapping_mul(MURMUR_C1)
         .rotate_left(15)
         .wrapping_mul(MURMUR_C2)
 }
 
-fn mix_h1(h1: u32, k1: u32) -> u32 {
+/// Murmur3's step of the running hash with a mixed block.
+pub(crate) fn mix_h1(h1: u32, k1: u32) -> u32 {
     (h1 ^ k1)
         .rotate_left(13)
         .wrapping_mul(5)
         .wrapping_add(0xe654_6b64)
 }
 
-fn fmix(mut h: u32, len: usize) -> u32 {
+/// Murmur3's finalisation with the byte length.
+pub(crate) fn fmix(mut h: u32, len: usize) -> u32 {
     h ^= len as u32;
     h ^= h >> 16;
     h = h.wrapping_mul(0x85eb_ca6b);

@@ -18,21 +18,32 @@
 //! | `round-robin` | the roots in turn, starting after a position drawn from the writer's seed |
 //! | `specific-fs` | as `round-robin`, over the roots whose scheme is `data-file.external-paths.specific-fs` |
 //! | `weight-robin` | a root drawn from the writer's seed with the weights of `data-file.external-paths.weights` (without weights or with one root: `round-robin`) |
-//! | `entropy-inject` | unsupported |
+//! | `entropy-inject` | the roots in turn from the second (the first with one root), no draw; the file goes to `<root>/<relative bucket path>/<entropy dirs>/<file name>` |
+//!
+//! The entropy directories of `entropy-inject` ([`entropy_dirs`]) spread the files of one
+//! bucket over many object-store prefixes: the low 20 bits of the 32-bit Murmur3 hash (seed
+//! 0, Guava's `Hashing.murmur3_32()`) of the file name's UTF-8 bytes, written as 20 binary
+//! digits and cut into directories of 4, 4, 4 and 8 digits (`1001/1111/0010/10010010`). A name
+//! with characters outside the Basic Multilingual Plane hashes as Guava 30's `hashString`
+//! does, which ORs their four UTF-8 bytes into its buffer without advancing it (Paimon's
+//! names are ASCII). The path depends on the file name and the writer's file count only.
 //!
 //! Java draws the round-robin start and the weighted choice from a thread-local random
 //! generator; the core has no randomness, so both come from the [`NameSource`] of the writer,
-//! seeded by the host. The roots are kept as Java's `org.apache.paimon.fs.Path` prints them
+//! seeded by the host. (Java's `entropy-inject` starts at a fixed position: no draw here
+//! either.) The roots are kept as Java's `org.apache.paimon.fs.Path` prints them
 //! (`file:///tmp/a/` is `file:/tmp/a`), so the recorded `_EXTERNAL_PATH` strings are the ones a
 //! Java writer would record.
 //!
 //! Source: Java `CoreOptions#DATA_FILE_EXTERNAL_PATHS*`, `AbstractFileStore#createExternalPaths`,
 //! `ExternalPathProvider`, `RoundRobinExternalPathProvider`, `WeightedExternalPathProvider`,
+//! `EntropyInjectExternalPathProvider` (release-2.0.0, the same in 1.4.2),
 //! `FileStorePathFactory#relativeBucketPath`, `DataFilePathFactory#newPathFromName`.
 
 use crate::error::{Error, Result};
 use crate::io::uri_scheme;
 use crate::spec::CoreOptions;
+use crate::write::bucket::{fmix, mix_h1, mix_k1};
 use crate::write::ids::NameSource;
 
 /// Option key of the external roots.
@@ -57,7 +68,8 @@ pub enum ExternalPathStrategy {
     RoundRobin,
     /// A root drawn by weight.
     Weighted,
-    /// A root in turn, with hash directories from the file name (not supported here).
+    /// The roots in turn, with hash directories from the file name below the bucket
+    /// directory.
     EntropyInject,
 }
 
@@ -94,6 +106,9 @@ pub struct ExternalPaths {
     roots: Vec<String>,
     /// Weights of `roots` (`weight-robin` with at least two roots), else round robin.
     weights: Option<Vec<u32>>,
+    /// `entropy-inject`: round robin from a fixed start, hash directories below the bucket
+    /// directory.
+    entropy: bool,
 }
 
 impl ExternalPaths {
@@ -103,8 +118,7 @@ impl ExternalPaths {
     /// # Errors
     /// [`Error::Invalid`] naming the option for a root without a scheme, an empty root, an
     /// unknown strategy, `specific-fs` without `data-file.external-paths.specific-fs` or
-    /// keeping no root, bad weights or a count of weights other than the roots';
-    /// [`Error::Unsupported`] for `entropy-inject`.
+    /// keeping no root, bad weights or a count of weights other than the roots'.
     pub fn from_options(options: &CoreOptions) -> Result<Option<Self>> {
         let strategy = match options.get(DATA_FILE_EXTERNAL_PATHS_STRATEGY) {
             None => ExternalPathStrategy::None,
@@ -115,11 +129,6 @@ impl ExternalPaths {
         };
         if paths.is_empty() || strategy == ExternalPathStrategy::None {
             return Ok(None);
-        }
-        if strategy == ExternalPathStrategy::EntropyInject {
-            return Err(Error::unsupported(format!(
-                "option '{DATA_FILE_EXTERNAL_PATHS_STRATEGY}' = 'entropy-inject'"
-            )));
         }
         let specific_fs = if strategy == ExternalPathStrategy::SpecificFs {
             Some(
@@ -172,7 +181,11 @@ impl ExternalPaths {
             }
             _ => None,
         };
-        Ok(Some(ExternalPaths { roots, weights }))
+        Ok(Some(ExternalPaths {
+            roots,
+            weights,
+            entropy: strategy == ExternalPathStrategy::EntropyInject,
+        }))
     }
 
     /// The roots, as Java prints them (`file:/tmp/a`, `s3://b/p`).
@@ -182,17 +195,19 @@ impl ExternalPaths {
 
     /// A chooser for the files of one bucket writer, whose bucket directory relative to the
     /// table root is `relative_bucket_path` (`dt=1/bucket-0`); its round-robin start comes
-    /// from `names` (one draw).
+    /// from `names` (one draw), except for `entropy-inject`, which starts at the first root
+    /// (its first file goes to the second) and draws nothing, as Java.
     pub fn chooser(
         &self,
         relative_bucket_path: &str,
         names: &mut NameSource,
     ) -> ExternalPathChooser {
         let n = self.roots.len().max(1) as u64;
-        let seed = names.next_u64();
+        let seed = if self.entropy { 0 } else { names.next_u64() };
         ExternalPathChooser {
             roots: self.roots.clone(),
             weights: self.weights.clone(),
+            entropy: self.entropy,
             relative_bucket_path: relative_bucket_path.trim_matches('/').to_owned(),
             position: (seed % n) as usize,
             random: NameSource::new(seed),
@@ -214,13 +229,61 @@ pub fn listed_roots(options: &CoreOptions) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The entropy directories `entropy-inject` puts between the bucket directory and a file
+/// named `file_name`: the low 20 bits of Guava 30's Murmur3-32 (seed 0) of the name as
+/// binary digits (most significant first), cut into `4/4/4/8` digits, e.g.
+/// `1001/1111/0010/10010010` for `data-1.parquet`.
+///
+/// Source: Java `EntropyInjectExternalPathProvider#computeHash` and `#dirsFromHash`.
+pub fn entropy_dirs(file_name: &str) -> String {
+    let bits = format!("{:020b}", guava_murmur3_32(file_name) & 0xf_ffff);
+    format!(
+        "{}/{}/{}/{}",
+        &bits[0..4],
+        &bits[4..8],
+        &bits[8..12],
+        &bits[12..20]
+    )
+}
+
+/// 32-bit Murmur3 (seed 0) of `s` in UTF-8, as Guava 30's `Hashing.murmur3_32().hashString(s,
+/// UTF_8)` (shaded in Paimon) computes it: the same as hashing the UTF-8 bytes, except that
+/// the four bytes of a character outside the Basic Multilingual Plane are OR-ed into the
+/// pending buffer without moving it forward (they still count in the length).
+fn guava_murmur3_32(s: &str) -> u32 {
+    let mut h1 = 0u32;
+    let mut buffer = 0u64;
+    let mut shift = 0u32;
+    let mut len = 0usize;
+    let mut utf8 = [0u8; 4];
+    for c in s.chars() {
+        let bytes = c.encode_utf8(&mut utf8).as_bytes();
+        let mut word = [0u8; 8];
+        word[..bytes.len()].copy_from_slice(bytes);
+        buffer |= u64::from_le_bytes(word) << shift;
+        len += bytes.len();
+        if bytes.len() < 4 {
+            shift += 8 * bytes.len() as u32;
+        }
+        if shift >= 32 {
+            h1 = mix_h1(h1, mix_k1(buffer as u32));
+            buffer >>= 32;
+            shift -= 32;
+        }
+    }
+    h1 ^= mix_k1(buffer as u32);
+    fmix(h1, len)
+}
+
 /// Chooses the external path of each new file of one bucket writer.
 ///
-/// Source: Java `RoundRobinExternalPathProvider`, `WeightedExternalPathProvider`.
+/// Source: Java `RoundRobinExternalPathProvider`, `WeightedExternalPathProvider`,
+/// `EntropyInjectExternalPathProvider`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExternalPathChooser {
     roots: Vec<String>,
     weights: Option<Vec<u32>>,
+    entropy: bool,
     relative_bucket_path: String,
     /// Index of the root of the last file (round robin).
     position: usize,
@@ -229,7 +292,9 @@ pub struct ExternalPathChooser {
 
 impl ExternalPathChooser {
     /// The full path of a new file named `file_name`:
-    /// `<root>/<relative bucket path>/<file_name>`, the root chosen by the strategy.
+    /// `<root>/<relative bucket path>/<file_name>`, the root chosen by the strategy
+    /// (`entropy-inject`: `<root>/<relative bucket path>/<entropy dirs>/<file_name>`, see
+    /// [`entropy_dirs`]).
     pub fn next_path(&mut self, file_name: &str) -> String {
         let root = match &self.weights {
             Some(weights) => {
@@ -252,7 +317,12 @@ impl ExternalPathChooser {
         };
         let root = self.roots.get(root).map_or("", String::as_str);
         let mut out = root.trim_end_matches('/').to_owned();
-        for part in [self.relative_bucket_path.as_str(), file_name] {
+        let entropy = if self.entropy {
+            entropy_dirs(file_name)
+        } else {
+            String::new()
+        };
+        for part in [self.relative_bucket_path.as_str(), &entropy, file_name] {
             if !part.is_empty() {
                 out.push('/');
                 out.push_str(part);
@@ -273,7 +343,7 @@ pub struct DataFilePlacer {
 impl DataFilePlacer {
     /// Files of the bucket directory `bucket_path` (relative to the table root, as
     /// [`crate::spec::partition::bucket_path`] with the table's data root); with `external`,
-    /// one draw from `names` sets the chooser's start.
+    /// one draw from `names` sets the chooser's start (none for `entropy-inject`).
     pub fn new(
         bucket_path: &str,
         external: Option<&ExternalPaths>,
@@ -465,15 +535,82 @@ mod tests {
         }
     }
 
+    /// Expected entropy directories, from Java Paimon 1.4.2's own
+    /// `EntropyInjectExternalPathProvider#computeHash` (the same class as in release-2.0.0),
+    /// run on these names in a throwaway Java snippet against the `paimon-bundle-1.4.2.jar`
+    /// of `/work/java-check/lib`, and cross-checked by an independent Python Murmur3 (seed 0)
+    /// over the UTF-8 bytes (the same for every name but the two with emoji, where Guava 30's
+    /// `hashString` differs from plain Murmur3: plain gives `1001/0101/0110/01111010` and
+    /// `1110/1111/0111/10101101`; a Python emulation of Guava's loop gives Java's values).
+    const JAVA_ENTROPY: [(&str, &str); 9] = [
+        ("data-1.parquet", "1001/1111/0010/10010010"),
+        (
+            "data-5d2a8f3e-0c1b-4e7a-9f36-2b1d8c4e5a70-0.parquet",
+            "1010/1001/1011/11100111",
+        ),
+        ("changelog-x-1.orc", "1010/0000/1101/10101100"),
+        ("f.parquet", "0111/1111/1110/11001100"),
+        ("a", "0101/0110/1001/10110010"),
+        ("", "0000/0000/0000/00000000"),
+        ("éü-€.parquet", "1011/1000/0001/11100011"),
+        ("x\u{1F600}y.parquet", "1110/0011/0010/11010010"),
+        ("\u{1F600}\u{1F601}abc", "1000/0001/1000/00101001"),
+    ];
+
     #[test]
-    fn entropy_inject_is_unsupported() {
-        let err = ExternalPaths::from_options(&options(&[
-            (DATA_FILE_EXTERNAL_PATHS, "file:/a"),
+    fn entropy_dirs_are_javas() {
+        for (name, want) in JAVA_ENTROPY {
+            assert_eq!(entropy_dirs(name), want, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn entropy_inject_cycles_from_the_second_root_and_draws_nothing() {
+        let ext = ExternalPaths::from_options(&options(&[
+            (DATA_FILE_EXTERNAL_PATHS, "file:///x/a/,s3://b/p,file:/x/c"),
             (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "Entropy-Inject"),
         ]))
-        .unwrap_err();
-        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
-        assert!(err.to_string().contains("entropy-inject"), "{err}");
+        .unwrap()
+        .unwrap();
+        let mut names = NameSource::new(9);
+        let before = names.clone();
+        let mut p = DataFilePlacer::new("dt=1/bucket-0", Some(&ext), &mut names);
+        assert_eq!(names, before, "no draw for entropy-inject");
+        // The same names in the same order as the Java snippet of `JAVA_ENTROPY`, whose
+        // provider (roots file:///x/a/, s3://b/p, file:/x/c; bucket path dt=1/bucket-0)
+        // returned exactly these paths.
+        let want = [
+            "s3://b/p/dt=1/bucket-0/1001/1111/0010/10010010/data-1.parquet",
+            "file:/x/c/dt=1/bucket-0/1010/1001/1011/11100111/\
+             data-5d2a8f3e-0c1b-4e7a-9f36-2b1d8c4e5a70-0.parquet",
+            "file:/x/a/dt=1/bucket-0/1010/0000/1101/10101100/changelog-x-1.orc",
+            "s3://b/p/dt=1/bucket-0/0111/1111/1110/11001100/f.parquet",
+        ];
+        for (name, want) in JAVA_ENTROPY.iter().map(|(n, _)| *n).zip(want) {
+            let (path, external) = p.place(name);
+            assert_eq!(path, want);
+            assert_eq!(external.as_deref(), Some(want));
+        }
+        // One root: every file there (Java: file:/only/bucket-3/0111/1111/1110/11001100/f.parquet).
+        let one = ExternalPaths::from_options(&options(&[
+            (DATA_FILE_EXTERNAL_PATHS, "file:/only"),
+            (DATA_FILE_EXTERNAL_PATHS_STRATEGY, "entropy-inject"),
+        ]))
+        .unwrap()
+        .unwrap();
+        let mut c = one.chooser("bucket-3", &mut NameSource::new(1));
+        for _ in 0..2 {
+            assert_eq!(
+                c.next_path("f.parquet"),
+                "file:/only/bucket-3/0111/1111/1110/11001100/f.parquet"
+            );
+        }
+        // Below a `data-file.path-directory`, in a postpone bucket.
+        let mut c = one.chooser("data/dt=2/bucket-postpone/", &mut NameSource::new(1));
+        assert_eq!(
+            c.next_path("a"),
+            "file:/only/data/dt=2/bucket-postpone/0101/0110/1001/10110010/a"
+        );
     }
 
     #[test]

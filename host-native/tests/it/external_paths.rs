@@ -7,8 +7,9 @@
 //! and our reader, Java Paimon 1.4.2 (`/work/java-check/read`, when present) and pypaimon
 //! (its venv, when installed) read the model rows. Also: postpone-bucket tables and their
 //! compaction, `changelog-producer = input` changelog files, data-evolution updates, `.blob`
-//! files and compaction, deletion-vector writes, remove-orphans over the roots, and the
-//! refusal of bad options.
+//! files and compaction, deletion-vector writes, remove-orphans over the roots, strategy
+//! `entropy-inject` (hash directories below the bucket directories), and the refusal of bad
+//! options.
 
 use crate::oracle::{java_rows, sorted_strings};
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,6 +21,7 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
 use paimon_kernel::canonical;
 use paimon_kernel::maintenance::ExpireConfig;
+use paimon_kernel::write::external::entropy_dirs;
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 use serde_json::{Value, json};
@@ -72,11 +74,16 @@ fn dirs() -> Dirs {
 }
 
 /// `"options"` entries for the external paths: the roots as `file://` URLs with a trailing
-/// slash (Java and we record them as `file:/...`).
+/// slash (Java and we record them as `file:/...`), strategy `round-robin`.
 fn external_options(d: &Dirs) -> String {
+    external_options_with(d, "round-robin")
+}
+
+/// [`external_options`] with another strategy.
+fn external_options_with(d: &Dirs, strategy: &str) -> String {
     format!(
         r#""data-file.external-paths": "file://{}/, file://{}",
-        "data-file.external-paths.strategy": "round-robin""#,
+        "data-file.external-paths.strategy": "{strategy}""#,
         d.ext[0].display(),
         d.ext[1].display()
     )
@@ -85,6 +92,11 @@ fn external_options(d: &Dirs) -> String {
 /// Create the table of `d`: columns `p` (the partition key), `k`, `v`; primary key
 /// `(p, k)` when `primary_key`; `options` (JSON members) plus the external-path options.
 async fn pkv_table(d: &Dirs, primary_key: bool, options: &str) -> Table {
+    pkv_table_with(d, primary_key, options, "round-robin").await
+}
+
+/// [`pkv_table`] with the external-path strategy `strategy`.
+async fn pkv_table_with(d: &Dirs, primary_key: bool, options: &str, strategy: &str) -> Table {
     let keys = if primary_key {
         r#", "primaryKeys": ["p", "k"]"#
     } else {
@@ -94,7 +106,7 @@ async fn pkv_table(d: &Dirs, primary_key: bool, options: &str) -> Table {
         r#"{{"fields": [{{"name": "p", "type": "STRING NOT NULL"}},
         {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
         "partitionKeys": ["p"]{keys}, "options": {{{options}, {}}}}}"#,
-        external_options(d)
+        external_options_with(d, strategy)
     );
     std::fs::create_dir_all(d.table.parent().unwrap()).unwrap();
     Table::create(d.table.to_str().unwrap(), schema.as_bytes())
@@ -429,10 +441,6 @@ async fn bad_external_path_options_are_refused_before_writing() {
             r#""data-file.external-paths": "file:/x", "data-file.external-paths.strategy": "sideways""#,
             "data-file.external-paths.strategy",
         ),
-        (
-            r#""data-file.external-paths": "file:/x", "data-file.external-paths.strategy": "entropy-inject""#,
-            "entropy-inject",
-        ),
     ] {
         let dir = d.table.with_file_name(format!("t{}", needle.len()));
         let schema = format!(
@@ -697,4 +705,165 @@ async fn blob_files_of_data_evolution_tables_go_to_external_paths() {
 
 fn hex_of(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The live files' external paths of an `entropy-inject` table; asserts each is
+/// `<root>/p=<p>/bucket-<n>/<entropy dirs of the name>/<name>` under one of the roots (the
+/// entropy directories are pinned against Java's in the core's unit tests) and exists.
+async fn live_entropy_paths(table: &Table, d: &Dirs) -> BTreeSet<PathBuf> {
+    let files = table.scan().data_files().await.unwrap().unwrap();
+    let mut out = BTreeSet::new();
+    for e in &files.entries {
+        let name = &e.file.file_name;
+        let ext = e
+            .file
+            .external_path
+            .as_deref()
+            .unwrap_or_else(|| panic!("{name} has no external path"));
+        let local = local_of(ext);
+        let root = d
+            .ext
+            .iter()
+            .find(|root| local.starts_with(root))
+            .unwrap_or_else(|| panic!("{ext} is not under an external root"));
+        let rel = local
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let parts: Vec<&str> = rel.split('/').collect();
+        assert_eq!(parts.len(), 7, "{rel}");
+        assert!(parts[0].starts_with("p="), "{rel}: no partition directory");
+        assert_eq!(parts[1], format!("bucket-{}", e.bucket), "{rel}");
+        assert_eq!(parts[2..6].join("/"), entropy_dirs(name), "{rel}");
+        assert_eq!(parts[6], name.as_str(), "{rel}");
+        assert!(local.is_file(), "{ext} does not exist");
+        out.insert(local);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
+    // A primary-key table whose writers roll several files per bucket.
+    let d = dirs();
+    let table = pkv_table_with(
+        &d,
+        true,
+        r#""bucket": "2", "target-file-size": "2 kb""#,
+        "entropy-inject",
+    )
+    .await;
+    let mut model: BTreeMap<(String, i64), String> = BTreeMap::new();
+    let inserts: Vec<(&str, i64, String)> = ["a", "b"]
+        .iter()
+        .flat_map(|p| (0..300).map(move |k| (*p, k, format!("{p}-first-{k}"))))
+        .collect();
+    write_commit(&table, &rows_batch(&inserts, None)).await;
+    let updates: Vec<(&str, i64, String)> = (0..50).map(|k| ("a", k, format!("upd-{k}"))).collect();
+    write_commit(&table, &rows_batch(&updates, None)).await;
+    for (p, k, v) in inserts.iter().chain(&updates) {
+        model.insert((p.to_string(), *k), v.clone());
+    }
+    let deletes: Vec<(&str, i64, String)> = (100..120).map(|k| ("b", k, String::new())).collect();
+    let kinds = vec!["-D"; deletes.len()];
+    write_commit(&table, &rows_batch(&deletes, Some(&kinds))).await;
+    for (p, k, _) in &deletes {
+        model.remove(&(p.to_string(), *k));
+    }
+    let expected = json_rows(model.iter().map(|((p, k), v)| (p.clone(), *k, v.clone())));
+    let live = live_entropy_paths(&table, &d).await;
+    assert_both_roots_used(&live, &d);
+    assert_eq!(files_on_disk(&d), live);
+    assert_eq!(our_rows(&table).await, expected);
+
+    let report = table
+        .compact(CompactOptions {
+            full: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(report.snapshot.is_some());
+    let compacted = live_entropy_paths(&table, &d).await;
+    assert!(compacted.difference(&live).count() >= 2, "{compacted:?}");
+    assert_eq!(our_rows(&table).await, expected);
+
+    // Orphans below entropy directories are found; a file in a directory that is not
+    // Java's entropy layout is not a candidate.
+    let strays = [
+        d.ext[0].join("p=a/bucket-0/0000/1111/0000/11110000/data-stray-0.parquet"),
+        d.ext[1].join("p=b/bucket-1/1010/1010/1010/10101010/data-stray-1.parquet"),
+        d.ext[1].join("p=b/bucket-1/data-stray-2.parquet"),
+    ];
+    let kept = d.ext[0].join("p=a/bucket-0/12/data-kept.parquet");
+    for f in strays.iter().chain([&kept]) {
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, b"not parquet").unwrap();
+    }
+    let out = table
+        .remove_orphans_before(now() + 60_000, false)
+        .await
+        .unwrap();
+    let removed: BTreeSet<PathBuf> = out
+        .removed
+        .iter()
+        .filter(|f| f.path.starts_with("file:"))
+        .map(|f| local_of(&f.path))
+        .collect();
+    assert_eq!(
+        removed,
+        strays.iter().cloned().collect(),
+        "{:?}",
+        out.removed
+    );
+    assert!(kept.exists());
+    std::fs::remove_file(&kept).unwrap();
+    let everything: BTreeSet<PathBuf> = live.union(&compacted).cloned().collect();
+    assert_eq!(files_on_disk(&d), everything, "the used files stay");
+
+    let out = table
+        .expire_with(expire_all_but_latest(), now())
+        .await
+        .unwrap();
+    assert!(!out.expired_snapshots.is_empty());
+    assert_eq!(files_on_disk(&d), compacted, "only the live files remain");
+    assert_eq!(our_rows(&table).await, expected);
+    check_other_readers(&d, &expected, "entropy-inject primary-key table");
+
+    // An append table writing one file per partition in each of six commits (enough for a
+    // compaction): as in Java, each new
+    // writer's first file goes to the second root (the provider starts at the first and
+    // advances before choosing), also the compaction's.
+    let d = dirs();
+    let table = pkv_table_with(&d, false, r#""bucket": "-1""#, "entropy-inject").await;
+    let mut model: Vec<(String, i64, String)> = Vec::new();
+    for commit in 0..6 {
+        let rows: Vec<(&str, i64, String)> = ["x", "y"]
+            .iter()
+            .flat_map(|p| (0..20).map(move |k| (*p, commit * 100 + k, format!("{p}-{commit}-{k}"))))
+            .collect();
+        write_commit(&table, &rows_batch(&rows, None)).await;
+        model.extend(rows.iter().map(|(p, k, v)| (p.to_string(), *k, v.clone())));
+    }
+    let expected = json_rows(model);
+    let live = live_entropy_paths(&table, &d).await;
+    assert_eq!(live.len(), 12);
+    assert!(live.iter().all(|f| f.starts_with(&d.ext[1])), "{live:?}");
+    let report = table
+        .compact(CompactOptions {
+            full: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(report.snapshot.is_some());
+    let compacted = live_entropy_paths(&table, &d).await;
+    assert_eq!(compacted.len(), 2, "{compacted:?}");
+    assert!(
+        compacted.iter().all(|f| f.starts_with(&d.ext[1])),
+        "{compacted:?}"
+    );
+    assert_eq!(our_rows(&table).await, expected);
+    check_other_readers(&d, &expected, "entropy-inject append table");
 }
