@@ -55,7 +55,7 @@ pub struct Case {
 pub struct RecordedRequest {
     /// Request id (sequential per machine from 0).
     pub id: u64,
-    /// `read`, `head`, `list`, `put` or `delete`.
+    /// `read`, `head`, `list`, `put`, `delete`, `put_part`, `put_complete` or `put_abort`.
     pub op: String,
     /// Object path (all but `list`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +75,9 @@ pub struct RecordedRequest {
     /// Length of a `put` body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
+    /// Part number of a `put_part` (from 0), number of parts of a `put_complete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<u32>,
 }
 
 /// An answer as stored in the transcript.
@@ -274,6 +277,7 @@ pub fn encode_request(req: &IoRequest, blobs: &mut Blobs) -> RecordedRequest {
         mode: None,
         sha256: None,
         len: None,
+        part: None,
     };
     match &req.op {
         IoOp::Read { path, range } => {
@@ -300,6 +304,24 @@ pub fn encode_request(req: &IoRequest, blobs: &mut Blobs) -> RecordedRequest {
         }
         IoOp::Delete { path } => {
             r.op = "delete".into();
+            r.path = Some(path.clone());
+        }
+        IoOp::PutPart { path, part, bytes } => {
+            r.op = "put_part".into();
+            r.path = Some(path.clone());
+            r.part = Some(*part);
+            let hash = sha256_hex(bytes);
+            r.sha256 = Some(hash.clone());
+            r.len = Some(bytes.len() as u64);
+            blobs.insert(hash, bytes.clone());
+        }
+        IoOp::PutComplete { path, parts } => {
+            r.op = "put_complete".into();
+            r.path = Some(path.clone());
+            r.part = Some(*parts);
+        }
+        IoOp::PutAbort { path } => {
+            r.op = "put_abort".into();
             r.path = Some(path.clone());
         }
     }
@@ -376,6 +398,20 @@ pub fn decode_request(r: &RecordedRequest, blobs: &dyn BlobSource) -> Result<IoO
                 .ok_or_else(|| format!("request {}: put without a mode", r.id))?,
         },
         "delete" => IoOp::Delete { path: path()? },
+        "put_part" => IoOp::PutPart {
+            path: path()?,
+            part: r
+                .part
+                .ok_or_else(|| format!("request {}: put_part without a part", r.id))?,
+            bytes: blob(blobs, r.sha256.as_deref(), r.len, r.id)?,
+        },
+        "put_complete" => IoOp::PutComplete {
+            path: path()?,
+            parts: r
+                .part
+                .ok_or_else(|| format!("request {}: put_complete without a part count", r.id))?,
+        },
+        "put_abort" => IoOp::PutAbort { path: path()? },
         other => return Err(format!("request {}: unknown op '{other}'", r.id)),
     })
 }

@@ -30,7 +30,7 @@ use paimon_kernel::commit::committer::WRITER_VERSION;
 use paimon_kernel::commit::{
     CommitMessage, CommitMode, CommitOptions, CommitOutcome, commit_machine,
 };
-use paimon_kernel::io::{Io, Machine, PutMode};
+use paimon_kernel::io::{Io, Machine};
 use paimon_kernel::scan::planner::read_live_entries;
 use paimon_kernel::scan::snapshot_resolver::{
     TimeTravel, list_snapshots, read_latest_schema, resolve_snapshot,
@@ -237,7 +237,7 @@ pub async fn put_files<D: Driver>(
             let done = join_all(
                 group
                     .iter()
-                    .map(|f| io.put(&f.path, f.bytes.clone(), PutMode::CreateNew)),
+                    .map(|f| paimon_kernel::write::put_file(&io, f.clone())),
             )
             .await;
             for (f, created) in group.iter().zip(done) {
@@ -280,8 +280,14 @@ pub fn commit_json(prepared: &PreparedCommit, outcome: &CommitOutcome) -> Result
         .files
         .iter()
         .flatten()
-        .map(|f| json!({"path": f.path, "len": f.bytes.len(), "sha256": sha256_hex(&f.bytes)}))
-        .collect();
+        .map(|f| match f.content.bytes() {
+            Some(b) => Ok(json!({"path": f.path, "len": b.len(), "sha256": sha256_hex(b)})),
+            None => Err(Error::unsupported(format!(
+                "conformance write cases of streamed files ({})",
+                f.path
+            ))),
+        })
+        .collect::<Result<_>>()?;
     Ok(json!({
         "data_files": files,
         "messages": prepared.messages.len(),

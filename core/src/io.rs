@@ -135,7 +135,41 @@ pub enum IoOp {
         /// Object path.
         path: String,
     },
+    /// One part of a streamed (multipart) write of a new object: parts are numbered from 0,
+    /// sent one at a time in order, each answered ([`IoAnswer::Done`]) before the next is
+    /// sent; part 0 starts the upload. Nothing is visible at `path` before
+    /// [`IoOp::PutComplete`]. A host may require every part but the last to be at least
+    /// 5 MiB (S3): the core sends parts of at least [`MIN_PUT_PART_BYTES`] except the last.
+    /// Streamed writes are only used for new files with unique names (data and blob files),
+    /// never for snapshots or hints.
+    PutPart {
+        /// Object path.
+        path: String,
+        /// Part number, from 0.
+        part: u32,
+        /// The part's bytes.
+        #[serde(with = "serde_bytes_hex")]
+        bytes: Bytes,
+    },
+    /// Finish the streamed write of `path` after its `parts` parts: the object appears whole.
+    /// Answer: [`IoAnswer::Done`], or `AlreadyExists` when a host that can tell finds an
+    /// object there already (create-new).
+    PutComplete {
+        /// Object path.
+        path: String,
+        /// Number of parts sent (at least 1).
+        parts: u32,
+    },
+    /// Give up the streamed write of `path`: the parts sent are discarded and nothing appears.
+    /// Answer: [`IoAnswer::Done`] (also when no upload is open for `path`).
+    PutAbort {
+        /// Object path.
+        path: String,
+    },
 }
+
+/// The smallest part of a streamed write except the last, in bytes (5 MiB, the S3 minimum).
+pub const MIN_PUT_PART_BYTES: usize = 5 << 20;
 
 impl IoOp {
     /// The path this operation is about (the prefix for `List`).
@@ -144,7 +178,10 @@ impl IoOp {
             IoOp::Read { path, .. }
             | IoOp::Head { path }
             | IoOp::Put { path, .. }
-            | IoOp::Delete { path } => path,
+            | IoOp::Delete { path }
+            | IoOp::PutPart { path, .. }
+            | IoOp::PutComplete { path, .. }
+            | IoOp::PutAbort { path } => path,
             IoOp::List { prefix } => prefix,
         }
     }
@@ -567,6 +604,59 @@ impl<T> Io<T> {
         }
     }
 
+    /// Send part `part` of the streamed write of `path` ([`IoOp::PutPart`]).
+    pub async fn put_part(&self, path: &str, part: u32, bytes: Bytes) -> Result<()> {
+        let op = IoOp::PutPart {
+            path: path.to_string(),
+            part,
+            bytes,
+        };
+        self.expect_done(path, op).await
+    }
+
+    /// Complete the streamed write of `path` after `parts` parts ([`IoOp::PutComplete`]).
+    /// Returns `Ok(false)` when the host found an object at `path` already.
+    pub async fn put_complete(&self, path: &str, parts: u32) -> Result<bool> {
+        let op = IoOp::PutComplete {
+            path: path.to_string(),
+            parts,
+        };
+        match self.call(op).await {
+            IoAnswer::Done => Ok(true),
+            IoAnswer::Error {
+                kind: IoErrorKind::AlreadyExists,
+                ..
+            } => Ok(false),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "done", &other)),
+        }
+    }
+
+    /// Abort the streamed write of `path` ([`IoOp::PutAbort`]); a host without an open upload
+    /// there answers `Done` or `NotFound`, both fine.
+    pub async fn put_abort(&self, path: &str) -> Result<()> {
+        let op = IoOp::PutAbort {
+            path: path.to_string(),
+        };
+        match self.call(op).await {
+            IoAnswer::Done
+            | IoAnswer::Error {
+                kind: IoErrorKind::NotFound,
+                ..
+            } => Ok(()),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "done", &other)),
+        }
+    }
+
+    async fn expect_done(&self, path: &str, op: IoOp) -> Result<()> {
+        match self.call(op).await {
+            IoAnswer::Done => Ok(()),
+            IoAnswer::Error { kind, detail } => Err(Error::io(path, kind, detail)),
+            other => Err(Error::unexpected_answer(path, "done", &other)),
+        }
+    }
+
     /// Work items the host runs at once: 1 when work runs inline (the default), more when
     /// the host said so with [`Machine::with_parallelism`]. Operations use it to decide
     /// how finely to cut their CPU work (e.g. into column groups).
@@ -933,6 +1023,9 @@ fn op_name(op: &IoOp) -> &'static str {
         IoOp::List { .. } => "list",
         IoOp::Put { .. } => "put",
         IoOp::Delete { .. } => "delete",
+        IoOp::PutPart { .. } => "put_part",
+        IoOp::PutComplete { .. } => "put_complete",
+        IoOp::PutAbort { .. } => "put_abort",
     }
 }
 
@@ -962,6 +1055,8 @@ pub mod serde_bytes_hex {
 pub struct MemoryStore {
     /// Objects by path.
     pub objects: BTreeMap<String, Bytes>,
+    /// Streamed writes in progress: path → (parts received, bytes so far).
+    pub uploads: BTreeMap<String, (u32, Vec<u8>)>,
 }
 
 impl MemoryStore {
@@ -1023,6 +1118,39 @@ impl MemoryStore {
                 Some(_) => IoAnswer::Done,
                 None => IoAnswer::error(IoErrorKind::NotFound),
             },
+            IoOp::PutPart { path, part, bytes } => {
+                let upload = self.uploads.entry(path.clone()).or_default();
+                if *part != upload.0 {
+                    return IoAnswer::Error {
+                        kind: IoErrorKind::Other,
+                        detail: format!(
+                            "part {part} of {path} out of order (expected {})",
+                            upload.0
+                        ),
+                    };
+                }
+                upload.0 += 1;
+                upload.1.extend_from_slice(bytes);
+                IoAnswer::Done
+            }
+            IoOp::PutComplete { path, parts } => match self.uploads.remove(path) {
+                Some((n, _)) if n != *parts => IoAnswer::Error {
+                    kind: IoErrorKind::Other,
+                    detail: format!("{path}: completed after {parts} parts, {n} received"),
+                },
+                Some(_) if self.objects.contains_key(path) => {
+                    IoAnswer::error(IoErrorKind::AlreadyExists)
+                }
+                Some((_, bytes)) => {
+                    self.objects.insert(path.clone(), Bytes::from(bytes));
+                    IoAnswer::Done
+                }
+                None => IoAnswer::error(IoErrorKind::NotFound),
+            },
+            IoOp::PutAbort { path } => {
+                self.uploads.remove(path);
+                IoAnswer::Done
+            }
         }
     }
 

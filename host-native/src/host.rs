@@ -143,6 +143,26 @@ struct Inner {
     location: TableLocation,
     options: HostOptions,
     counters: Counters,
+    /// Streamed writes in progress ([`IoOp::PutPart`]), by request path.
+    uploads: std::sync::Mutex<std::collections::HashMap<String, Upload>>,
+}
+
+/// One streamed write in progress: the store's multipart upload, where the object goes, and
+/// the next part number expected.
+struct Upload {
+    upload: Box<dyn object_store::MultipartUpload>,
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    next_part: u32,
+}
+
+impl std::fmt::Debug for Upload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upload")
+            .field("location", &self.location)
+            .field("next_part", &self.next_part)
+            .finish()
+    }
 }
 
 /// Answers rounds of [`IoRequest`]s against an object store rooted at a table directory, and
@@ -169,6 +189,7 @@ impl ObjectStoreHost {
                 location,
                 options,
                 counters: Counters::default(),
+                uploads: Default::default(),
             }),
         }
     }
@@ -485,6 +506,9 @@ impl ObjectStoreHost {
             IoOp::List { prefix } => self.list(prefix).await,
             IoOp::Put { path, bytes, mode } => self.put(path, bytes.clone(), *mode).await,
             IoOp::Delete { path } => self.delete(path).await,
+            IoOp::PutPart { path, part, bytes } => self.put_part(path, *part, bytes.clone()).await,
+            IoOp::PutComplete { path, parts } => self.put_complete(path, *parts).await,
+            IoOp::PutAbort { path } => self.put_abort(path).await,
         };
         result.unwrap_or_else(|(kind, detail)| IoAnswer::Error { kind, detail })
     }
@@ -615,6 +639,130 @@ impl ObjectStoreHost {
         Ok(IoAnswer::Done)
     }
 
+    fn uploads(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Upload>> {
+        self.inner.uploads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A part of a streamed write: part 0 starts the store's multipart upload. Parts are not
+    /// retried (a part's payload is consumed by the attempt); the core aborts on a failure.
+    async fn put_part(&self, path: &str, part: u32, bytes: Bytes) -> Result<IoAnswer, Failure> {
+        if part == 0 {
+            let Resolved {
+                store,
+                path: location,
+            } = self.resolve(path)?;
+            self.inner
+                .counters
+                .store_calls
+                .fetch_add(1, Ordering::Relaxed);
+            let upload = store
+                .put_multipart(&location)
+                .await
+                .map_err(|e| (map_error(&e, false), e.to_string()))?;
+            let previous = self.uploads().insert(
+                path.to_string(),
+                Upload {
+                    upload,
+                    store,
+                    location,
+                    next_part: 0,
+                },
+            );
+            if let Some(mut p) = previous {
+                // A new upload of the same path replaces an abandoned one.
+                let _ = p.upload.abort().await;
+            }
+        }
+        let sending = {
+            let mut uploads = self.uploads();
+            let Some(up) = uploads.get_mut(path) else {
+                return Err((
+                    IoErrorKind::Other,
+                    format!("part {part} of {path}: no streamed write is open there"),
+                ));
+            };
+            if up.next_part != part {
+                return Err((
+                    IoErrorKind::Other,
+                    format!(
+                        "part {part} of {path} out of order (expected part {})",
+                        up.next_part
+                    ),
+                ));
+            }
+            up.next_part += 1;
+            up.upload.put_part(PutPayload::from(bytes))
+        };
+        self.inner
+            .counters
+            .store_calls
+            .fetch_add(1, Ordering::Relaxed);
+        sending
+            .await
+            .map_err(|e| (map_error(&e, false), e.to_string()))?;
+        Ok(IoAnswer::Done)
+    }
+
+    /// Complete a streamed write: the object appears. Create-new is checked with a `Head`
+    /// first (not atomic: streamed writes are only used for new files with unique names).
+    async fn put_complete(&self, path: &str, parts: u32) -> Result<IoAnswer, Failure> {
+        let Some(mut up) = self.uploads().remove(path) else {
+            return Err((
+                IoErrorKind::NotFound,
+                format!("{path}: no streamed write is open there"),
+            ));
+        };
+        if up.next_part != parts {
+            let _ = up.upload.abort().await;
+            return Err((
+                IoErrorKind::Other,
+                format!(
+                    "{path}: completed after {parts} parts, {} sent",
+                    up.next_part
+                ),
+            ));
+        }
+        let exists = self
+            .retrying(true, false, || up.store.head(&up.location))
+            .await;
+        match exists {
+            Ok(_) => {
+                let _ = up.upload.abort().await;
+                return Err((IoErrorKind::AlreadyExists, format!("{path} exists")));
+            }
+            Err((IoErrorKind::NotFound, _)) => {}
+            Err(e) => {
+                let _ = up.upload.abort().await;
+                return Err(e);
+            }
+        }
+        self.inner
+            .counters
+            .store_calls
+            .fetch_add(1, Ordering::Relaxed);
+        up.upload
+            .complete()
+            .await
+            .map_err(|e| (map_error(&e, false), e.to_string()))?;
+        Ok(IoAnswer::Done)
+    }
+
+    /// Abort a streamed write (nothing open is fine).
+    async fn put_abort(&self, path: &str) -> Result<IoAnswer, Failure> {
+        let Some(mut up) = self.uploads().remove(path) else {
+            return Ok(IoAnswer::Done);
+        };
+        self.inner
+            .counters
+            .store_calls
+            .fetch_add(1, Ordering::Relaxed);
+        up.upload
+            .abort()
+            .await
+            .map_err(|e| (map_error(&e, false), e.to_string()))?;
+        Ok(IoAnswer::Done)
+    }
+
     async fn delete(&self, path: &str) -> Result<IoAnswer, Failure> {
         let Resolved {
             store,
@@ -676,7 +824,8 @@ pub fn is_retryable(op: &IoOp) -> bool {
         IoOp::Put {
             mode: PutMode::CreateNew,
             ..
-        }
+        } | IoOp::PutPart { .. }
+            | IoOp::PutComplete { .. }
     )
 }
 

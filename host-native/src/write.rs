@@ -28,6 +28,7 @@ use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, PutMode};
 use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use paimon_kernel::spec::{BinaryRow, DataField, ManifestEntry, Snapshot};
+use paimon_kernel::write::blob_refs::{has_blob_references, resolve_blob_references_machine};
 use paimon_kernel::write::create::{create_table_machine, new_table_schema};
 use paimon_kernel::write::dynamic_bucket::HashIndexRestore;
 use paimon_kernel::write::restore::{read_partition_entries, restores_files};
@@ -338,6 +339,17 @@ impl TableWriter {
                 .restore_partitions(&partitions, &entries)
                 .map_err(|e| self.context(e))?;
         }
+        let resolved;
+        let batch =
+            if has_blob_references(self.inner.schema(), batch).map_err(|e| self.context(e))? {
+                let machine =
+                    resolve_blob_references_machine(self.inner.schema().clone(), batch.clone())
+                        .describe(format!("writing to table {}", self.table.location()));
+                resolved = self.table.host().run_once(machine).await?;
+                &resolved
+            } else {
+                batch
+            };
         self.inner.write(batch).map_err(|e| self.context(e))?;
         self.rows += batch.num_rows() as u64;
         let files = self.inner.take_files();
@@ -412,37 +424,98 @@ impl TableWriter {
 
     async fn put_files(&mut self, files: Vec<FileToPut>) -> Result<()> {
         let host = self.table.host().clone();
-        let results: Vec<(String, IoAnswer)> = futures::stream::iter(files)
+        let context = format!("writing to table {}", self.table.location());
+        let results: Vec<(String, Result<()>)> = futures::stream::iter(files)
             .map(|f| {
                 let host = host.clone();
+                let context = context.clone();
                 async move {
-                    let answer = host
-                        .answer(&IoOp::Put {
-                            path: f.path.clone(),
-                            bytes: f.bytes,
-                            mode: PutMode::CreateNew,
-                        })
-                        .await;
-                    (f.path, answer)
+                    let path = f.path.clone();
+                    (path, put_new_file(&host, f, &context).await)
                 }
             })
             .buffer_unordered(PUT_CONCURRENCY)
             .collect()
             .await;
         let mut failure = None;
-        for (path, answer) in results {
-            match answer {
-                IoAnswer::Done => self.written.push(path),
-                IoAnswer::Error { kind, detail } if failure.is_none() => {
-                    failure = Some(paimon_kernel::Error::io(path, kind, detail));
+        for (path, result) in results {
+            match result {
+                Ok(()) => self.written.push(path),
+                Err(e) => {
+                    failure.get_or_insert(e);
                 }
-                _ => {}
             }
         }
         match failure {
-            Some(e) => Err(self.context(e)),
+            Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// Part size of streamed writes: 8 MiB (see [`paimon_kernel::write::file`]).
+const PUT_PART_BYTES: usize = paimon_kernel::write::file::DEFAULT_PUT_PART_BYTES;
+
+/// Write one new file (create-new): whole bytes with one `Put`, a streamed file (blob bytes
+/// copied from file references) in parts through [`paimon_kernel::write::put_file_machine`].
+///
+/// # Errors
+/// [`Error::Kernel`] under `context`: the store error naming the path, `AlreadyExists` for a
+/// name taken, the source's error for a failed copy.
+pub(crate) async fn put_new_file(
+    host: &ObjectStoreHost,
+    file: FileToPut,
+    context: &str,
+) -> Result<()> {
+    let path = file.path.clone();
+    let written = match file.content {
+        paimon_kernel::write::FileContent::Bytes(bytes) => {
+            match host
+                .answer(&IoOp::Put {
+                    path: path.clone(),
+                    bytes,
+                    mode: PutMode::CreateNew,
+                })
+                .await
+            {
+                IoAnswer::Done => true,
+                IoAnswer::Error {
+                    kind: IoErrorKind::AlreadyExists,
+                    ..
+                } => false,
+                IoAnswer::Error { kind, detail } => {
+                    return Err(Error::kernel(
+                        context,
+                        paimon_kernel::Error::io(path, kind, detail),
+                    ));
+                }
+                other => {
+                    return Err(Error::kernel(
+                        context,
+                        paimon_kernel::Error::Protocol {
+                            detail: format!("put of {path} answered with {other:?}"),
+                        },
+                    ));
+                }
+            }
+        }
+        paimon_kernel::write::FileContent::Streamed(_) => {
+            let machine = paimon_kernel::write::put_file_machine(file, PUT_PART_BYTES)
+                .describe(context.to_string());
+            host.run_once(machine).await?
+        }
+    };
+    if written {
+        Ok(())
+    } else {
+        Err(Error::kernel(
+            context,
+            paimon_kernel::Error::io(
+                path,
+                IoErrorKind::AlreadyExists,
+                "a new file name was taken",
+            ),
+        ))
     }
 }
 
@@ -1062,6 +1135,16 @@ impl Table {
             },
         )
         .map_err(|e| Error::kernel(&context, e))?;
+        let resolved;
+        let batch =
+            if has_blob_references(&schema, batch).map_err(|e| Error::kernel(&context, e))? {
+                let machine = resolve_blob_references_machine(schema.clone(), batch.clone())
+                    .describe(context.clone());
+                resolved = self.host().run_once(machine).await?;
+                &resolved
+            } else {
+                batch
+            };
         let input = batch.schema();
         let row_id_col = input
             .index_of("_ROW_ID")
@@ -1261,24 +1344,9 @@ impl Table {
         let mut written: Vec<String> = Vec::new();
         let result: Result<CommitOutcome> = async {
             for f in writer.take_files() {
-                let answer = self
-                    .host()
-                    .answer(&IoOp::Put {
-                        path: f.path.clone(),
-                        bytes: f.bytes,
-                        mode: PutMode::CreateNew,
-                    })
-                    .await;
-                match answer {
-                    IoAnswer::Done => written.push(f.path),
-                    IoAnswer::Error { kind, detail } => {
-                        return Err(Error::kernel(
-                            &context,
-                            paimon_kernel::Error::io(f.path, kind, detail),
-                        ));
-                    }
-                    _ => {}
-                }
+                let path = f.path.clone();
+                put_new_file(self.host(), f, &context).await?;
+                written.push(path);
             }
             let messages = writer.prepare_commit();
             self.new_commit(commit_user)

@@ -211,7 +211,11 @@ impl Source {
             }
         }
         match op {
-            IoOp::Put { .. } | IoOp::Delete { .. } => match self {
+            IoOp::Put { .. }
+            | IoOp::Delete { .. }
+            | IoOp::PutPart { .. }
+            | IoOp::PutComplete { .. }
+            | IoOp::PutAbort { .. } => match self {
                 Source::Memory(m) => m.borrow_mut().answer(op),
                 Source::Directory(dir) => dir_write(dir, op).await,
                 _ => unsupported("this source is read-only"),
@@ -356,7 +360,11 @@ async fn http_answer(base: &str, op: &IoOp) -> IoAnswer {
             }
         }
         IoOp::List { .. } => unsupported("HTTP sources cannot list files"),
-        IoOp::Put { .. } | IoOp::Delete { .. } => unsupported("read-only"),
+        IoOp::Put { .. }
+        | IoOp::Delete { .. }
+        | IoOp::PutPart { .. }
+        | IoOp::PutComplete { .. }
+        | IoOp::PutAbort { .. } => unsupported("read-only"),
     }
 }
 
@@ -414,7 +422,11 @@ async fn files_answer(files: &BTreeMap<String, JsBlob>, op: &IoOp) -> IoAnswer {
                 })
                 .collect(),
         },
-        IoOp::Put { .. } | IoOp::Delete { .. } => unsupported("read-only"),
+        IoOp::Put { .. }
+        | IoOp::Delete { .. }
+        | IoOp::PutPart { .. }
+        | IoOp::PutComplete { .. }
+        | IoOp::PutAbort { .. } => unsupported("read-only"),
     }
 }
 
@@ -605,7 +617,11 @@ async fn dir_answer(root: &DirHandle, op: &IoOp) -> IoAnswer {
             all.retain(|o| o.path.starts_with(prefix.as_str()));
             IoAnswer::List { objects: all }
         }
-        IoOp::Put { .. } | IoOp::Delete { .. } => unsupported("read-only"),
+        IoOp::Put { .. }
+        | IoOp::Delete { .. }
+        | IoOp::PutPart { .. }
+        | IoOp::PutComplete { .. }
+        | IoOp::PutAbort { .. } => unsupported("read-only"),
     }
 }
 
@@ -694,6 +710,9 @@ async fn dir_write(root: &DirHandle, op: &IoOp) -> IoAnswer {
                 },
             }
         }
+        IoOp::PutPart { .. } | IoOp::PutComplete { .. } | IoOp::PutAbort { .. } => unsupported(
+            "streamed writes (blob bytes copied from file references) to a picked directory",
+        ),
         _ => unsupported("not a write"),
     }
 }

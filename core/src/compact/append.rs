@@ -36,7 +36,7 @@ use crate::commit::{CommitMessage, CompactIncrement};
 use crate::compact::CompactionUnitSummary;
 use crate::error::{Error, Result};
 use crate::format::deletion_vector::{DeletionVector, decode_deletion_vector_index};
-use crate::io::{Io, IoErrorKind, Machine, PutMode, Step, Work};
+use crate::io::{Io, IoErrorKind, Machine, Step, Work};
 use crate::read::{ReadContext, read_split};
 use crate::scan::planner::INDEX_DIR;
 use crate::scan::{DataSplit, DeletionFile};
@@ -1289,8 +1289,8 @@ async fn put_all<T>(io: &Io<T>, files: Vec<FileToPut>, paths: &mut Vec<String>) 
         return Ok(());
     }
     let results = join_all(files.into_iter().map(|f| async move {
-        let r = io.put(&f.path, f.bytes, PutMode::CreateNew).await;
-        (f.path, r)
+        let path = f.path.clone();
+        (path, crate::write::file::put_file(io, f).await)
     }))
     .await;
     let mut first_error = None;

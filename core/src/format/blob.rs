@@ -41,9 +41,10 @@ use bytes::Bytes;
 use futures_util::future::try_join_all;
 
 use crate::error::{Error, Result};
-use crate::format::blob_descriptor::BlobDescriptor;
+use crate::format::blob_descriptor::{BlobDescriptor, is_blob_descriptor, is_blob_view_struct};
 use crate::io::Io;
 use crate::spec::{DataType, TypeKind};
+use crate::write::file::{FileContent, FilePiece, StreamedFile};
 
 /// Record magic `0x584E11CF`, stored little-endian as `cf 11 4e 58`.
 pub const BLOB_RECORD_MAGIC: u32 = 0x584E_11CF;
@@ -907,27 +908,224 @@ pub fn encode_map_payload(entries: &[BlobMapEntry<'_>]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The bytes of an `ARRAY<BLOB>` payload around its element bytes (as [`encode_array_payload`]
+/// lays them out): the header, and the element index with its length.
+fn array_payload_frame(elements: &[Option<BlobInput<'_>>]) -> (Vec<u8>, Vec<u8>) {
+    let lens: Vec<i64> = elements
+        .iter()
+        .map(|e| e.as_ref().map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
+        .collect();
+    let index = encode_delta_varint(&lens);
+    let mut head = Vec::with_capacity(9);
+    head.extend_from_slice(&BLOB_ARRAY_MAGIC.to_le_bytes());
+    head.push(BLOB_ELEMENT_VERSION);
+    head.extend_from_slice(&(elements.len() as i32).to_le_bytes());
+    let mut tail = index;
+    let n = tail.len() as i32;
+    tail.extend_from_slice(&n.to_le_bytes());
+    (head, tail)
+}
+
+/// The bytes of a `MAP<K, BLOB>` payload around its value bytes (as [`encode_map_payload`]
+/// lays them out): the header with the keys, and the two indexes with their lengths.
+///
+/// # Errors
+/// [`Error::Invalid`] for duplicate keys.
+fn map_payload_frame(
+    keys: &[Option<&[u8]>],
+    values: &[Option<BlobInput<'_>>],
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::invalid("blob map keys must be unique"));
+    }
+    let kindex = encode_delta_varint(
+        &keys
+            .iter()
+            .map(|k| k.map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
+            .collect::<Vec<_>>(),
+    );
+    let vindex = encode_delta_varint(
+        &values
+            .iter()
+            .map(|v| v.as_ref().map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
+            .collect::<Vec<_>>(),
+    );
+    let mut head = Vec::new();
+    head.extend_from_slice(&BLOB_MAP_MAGIC.to_le_bytes());
+    head.push(BLOB_ELEMENT_VERSION);
+    head.extend_from_slice(&(keys.len() as i32).to_le_bytes());
+    for k in keys {
+        head.extend_from_slice(k.unwrap_or_default());
+    }
+    let mut tail = Vec::new();
+    tail.extend_from_slice(&kindex);
+    tail.extend_from_slice(&vindex);
+    tail.extend_from_slice(&(kindex.len() as i32).to_le_bytes());
+    tail.extend_from_slice(&(vindex.len() as i32).to_le_bytes());
+    Ok((head, tail))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writer
 // ---------------------------------------------------------------------------------------------
 
-/// Builds one `.blob` file in memory, row by row.
+/// Builds one `.blob` file, row by row.
 ///
-/// The writer never interprets payload bytes: [`BlobFileWriter::push_payload`] always writes a
-/// record, and a placeholder entry (`-2`) is only written by an explicit
-/// [`BlobFileWriter::push_placeholder`].
+/// The writer never interprets payload bytes on its own: [`BlobFileWriter::push_payload`]
+/// always writes a record, and a placeholder entry (`-2`) is only written by an explicit
+/// [`BlobFileWriter::push_placeholder`]. A writer made by [`BlobFileWriter::with_references`]
+/// reads values that are serialized blob descriptors as references to the bytes to store (as
+/// Java's engines turn such input into a `BlobRef`): those bytes are copied in when the file is
+/// written ([`crate::write::file::put_file`]), never held in memory, and the file's content is
+/// then a [`StreamedFile`].
 ///
 /// Source: Java `org.apache.paimon.format.blob.BlobFormatWriter`.
 #[derive(Debug, Default, Clone)]
 pub struct BlobFileWriter {
+    /// Bytes after the last finished piece.
     buf: Vec<u8>,
+    /// Finished pieces (only when a reference was written).
+    file: StreamedFile,
     entries: Vec<i64>,
+    /// Values that are blob descriptors are references.
+    references: bool,
+}
+
+/// A byte range of another object whose bytes a blob value stores: a blob descriptor given as
+/// input, with its length known (resolved against the object's size when it was `-1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferencedBytes {
+    /// The object (an absolute URI, or a path relative to the host root).
+    pub uri: String,
+    /// First byte, in bytes.
+    pub offset: u64,
+    /// Number of bytes.
+    pub length: u64,
+}
+
+impl ReferencedBytes {
+    /// The reference a serialized blob descriptor stands for.
+    ///
+    /// # Errors
+    /// The errors of [`BlobDescriptor::deserialize`]; [`Error::Invalid`] for a negative
+    /// offset, or a length of `-1` (unknown: resolve it against the object's size first, see
+    /// [`crate::write::blob_refs`]) or below.
+    pub fn from_descriptor_bytes(bytes: &[u8]) -> Result<Self> {
+        let d = BlobDescriptor::deserialize(bytes)?;
+        let offset = u64::try_from(d.offset()).map_err(|_| {
+            Error::invalid(format!(
+                "blob descriptor of {} has a negative offset {}",
+                d.uri(),
+                d.offset()
+            ))
+        })?;
+        let length = u64::try_from(d.length()).map_err(|_| {
+            Error::invalid(format!(
+                "blob descriptor of {} has the unresolved length {} (the size of the object \
+                 must be looked up before writing)",
+                d.uri(),
+                d.length()
+            ))
+        })?;
+        Ok(ReferencedBytes {
+            uri: d.uri().to_owned(),
+            offset,
+            length,
+        })
+    }
+}
+
+/// One part of a record payload: bytes, or the bytes of a [`ReferencedBytes`].
+#[derive(Debug, Clone, Copy)]
+pub enum PayloadPart<'a> {
+    /// These bytes.
+    Bytes(&'a [u8]),
+    /// The referenced bytes.
+    Reference(&'a ReferencedBytes),
+}
+
+impl PayloadPart<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            PayloadPart::Bytes(b) => b.len() as u64,
+            PayloadPart::Reference(r) => r.length,
+        }
+    }
+}
+
+/// A blob value of an input row: bytes, or a reference to the bytes.
+#[derive(Debug, Clone)]
+pub enum BlobInput<'a> {
+    /// The blob bytes.
+    Bytes(&'a [u8]),
+    /// The bytes of a byte range of another object.
+    Reference(ReferencedBytes),
+}
+
+impl<'a> BlobInput<'a> {
+    /// Read an input value: a serialized blob descriptor is a reference when `references` is
+    /// set, anything else is bytes.
+    ///
+    /// # Errors
+    /// As [`ReferencedBytes::from_descriptor_bytes`]; [`Error::Unsupported`] for a blob view
+    /// struct (a reference to another table's BLOB cell) when `references` is set.
+    pub fn from_bytes(bytes: &'a [u8], references: bool) -> Result<Self> {
+        if !references {
+            return Ok(BlobInput::Bytes(bytes));
+        }
+        if is_blob_view_struct(bytes) {
+            return Err(Error::unsupported(
+                "writing a blob view struct (a reference to another table's BLOB cell) as the \
+                 value of a stored BLOB column",
+            ));
+        }
+        if is_blob_descriptor(bytes) {
+            return ReferencedBytes::from_descriptor_bytes(bytes).map(BlobInput::Reference);
+        }
+        Ok(BlobInput::Bytes(bytes))
+    }
+
+    /// Length of the blob in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            BlobInput::Bytes(b) => b.len() as u64,
+            BlobInput::Reference(r) => r.length,
+        }
+    }
+
+    /// True for an empty blob.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn part(&self) -> PayloadPart<'_> {
+        match self {
+            BlobInput::Bytes(b) => PayloadPart::Bytes(b),
+            BlobInput::Reference(r) => PayloadPart::Reference(r),
+        }
+    }
 }
 
 impl BlobFileWriter {
-    /// An empty writer.
+    /// An empty writer; values are always bytes.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty writer that reads values that are serialized blob descriptors as references
+    /// (see the type docs).
+    pub fn with_references() -> Self {
+        BlobFileWriter {
+            references: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether values that are blob descriptors are references.
+    pub fn reads_references(&self) -> bool {
+        self.references
     }
 
     /// Append a null row (index entry `-1`, no record).
@@ -944,23 +1142,60 @@ impl BlobFileWriter {
     /// [`encode_array_payload`]/[`encode_map_payload`]). Returns the payload's byte range in
     /// the file (what a blob descriptor of this value points at).
     pub fn push_payload(&mut self, payload: &[u8]) -> Range<u64> {
-        let start = self.buf.len();
-        let record_len = payload.len() as u64 + BLOB_MIN_RECORD_LEN;
+        self.push_parts(&[PayloadPart::Bytes(payload)])
+    }
+
+    /// Append a record holding one blob value (bytes or a reference); returns the payload's
+    /// byte range in the file.
+    pub fn push_blob(&mut self, value: &BlobInput<'_>) -> Range<u64> {
+        self.push_parts(&[value.part()])
+    }
+
+    /// Append a record whose payload is `parts` in order; returns the payload's byte range.
+    pub fn push_parts(&mut self, parts: &[PayloadPart<'_>]) -> Range<u64> {
+        let start = self.position();
+        let payload_len: u64 = parts.iter().map(PayloadPart::len).sum();
+        let record_len = payload_len + BLOB_MIN_RECORD_LEN;
+        let buf_start = self.buf.len();
         self.buf.extend_from_slice(&BLOB_RECORD_MAGIC.to_le_bytes());
-        self.buf.extend_from_slice(payload);
+        let has_reference = parts.iter().any(|p| matches!(p, PayloadPart::Reference(_)));
+        for part in parts {
+            match part {
+                PayloadPart::Bytes(b) => self.buf.extend_from_slice(b),
+                PayloadPart::Reference(r) => {
+                    self.flush_buf();
+                    self.file.push(FilePiece::Copy {
+                        uri: r.uri.clone(),
+                        offset: r.offset,
+                        length: r.length,
+                    });
+                }
+            }
+        }
         self.buf
             .extend_from_slice(&(record_len as i64).to_le_bytes());
-        let crc = crc32fast::hash(&self.buf[start..]);
-        self.buf.extend_from_slice(&crc.to_le_bytes());
+        if has_reference {
+            self.flush_buf();
+            self.file.push(FilePiece::Crc32 { start });
+        } else {
+            let crc = crc32fast::hash(&self.buf[buf_start..]);
+            self.buf.extend_from_slice(&crc.to_le_bytes());
+        }
         self.entries.push(record_len as i64);
-        let p = start as u64 + 4;
-        p..p + payload.len() as u64
+        start + 4..start + 4 + payload_len
+    }
+
+    fn flush_buf(&mut self) {
+        if !self.buf.is_empty() {
+            let b = std::mem::take(&mut self.buf);
+            self.file.push(FilePiece::Bytes(Bytes::from(b)));
+        }
     }
 
     /// Bytes of records written so far (footer not counted): what rolling compares with the
     /// target file size.
     pub fn position(&self) -> u64 {
-        self.buf.len() as u64
+        self.file.size() + self.buf.len() as u64
     }
 
     /// Rows written so far.
@@ -969,17 +1204,35 @@ impl BlobFileWriter {
     }
 
     /// Finish the file: records, delta-varint index, index length (i32 LE), version byte.
+    /// Whole bytes when no value was a reference, else a [`StreamedFile`].
     ///
     /// # Errors
     /// [`Error::Invalid`] if the index exceeds 2^31-1 bytes.
-    pub fn finish(mut self) -> Result<Vec<u8>> {
+    pub fn finish_content(mut self) -> Result<FileContent> {
         let index = encode_delta_varint(&self.entries);
         let index_len = i32::try_from(index.len())
             .map_err(|_| Error::invalid("blob file index exceeds 2^31-1 bytes"))?;
         self.buf.extend_from_slice(&index);
         self.buf.extend_from_slice(&index_len.to_le_bytes());
         self.buf.push(BLOB_FILE_VERSION);
-        Ok(self.buf)
+        if self.file.pieces().is_empty() {
+            return Ok(FileContent::Bytes(Bytes::from(self.buf)));
+        }
+        self.flush_buf();
+        Ok(FileContent::Streamed(self.file))
+    }
+
+    /// As [`BlobFileWriter::finish_content`], for a file of bytes only.
+    ///
+    /// # Errors
+    /// As [`BlobFileWriter::finish_content`]; [`Error::Invalid`] when a value was a reference.
+    pub fn finish(self) -> Result<Vec<u8>> {
+        match self.finish_content()? {
+            FileContent::Bytes(b) => Ok(b.to_vec()),
+            FileContent::Streamed(_) => Err(Error::invalid(
+                "blob file holds references: write it with write::file::put_file",
+            )),
+        }
     }
 }
 
@@ -1074,10 +1327,12 @@ impl BlobFileWriter {
             ))
         };
         let w = self;
+        let refs = w.references;
         match kind {
             BlobElementKind::Blob => {
                 let b = binary_at(values, i).ok_or_else(unsupported)?;
-                w.push_payload(b);
+                let value = BlobInput::from_bytes(b, refs)?;
+                w.push_blob(&value);
             }
             BlobElementKind::Array => {
                 let items = if let Some(l) = values.as_list_opt::<i32>() {
@@ -1092,13 +1347,31 @@ impl BlobFileWriter {
                         if items.is_null(j) {
                             Ok(None)
                         } else {
-                            binary_at(items.as_ref(), j)
-                                .map(Some)
-                                .ok_or_else(unsupported)
+                            let b = binary_at(items.as_ref(), j).ok_or_else(unsupported)?;
+                            BlobInput::from_bytes(b, refs).map(Some)
                         }
                     })
                     .collect::<Result<Vec<_>>>()?;
-                w.push_payload(&encode_array_payload(&elems));
+                if elems
+                    .iter()
+                    .flatten()
+                    .all(|e| matches!(e, BlobInput::Bytes(_)))
+                {
+                    let plain: Vec<Option<&[u8]>> = elems
+                        .iter()
+                        .map(|e| match e {
+                            Some(BlobInput::Bytes(b)) => Some(*b),
+                            _ => None,
+                        })
+                        .collect();
+                    w.push_payload(&encode_array_payload(&plain));
+                } else {
+                    let (head, tail) = array_payload_frame(&elems);
+                    let mut parts = vec![PayloadPart::Bytes(&head)];
+                    parts.extend(elems.iter().flatten().map(BlobInput::part));
+                    parts.push(PayloadPart::Bytes(&tail));
+                    w.push_parts(&parts);
+                }
             }
             BlobElementKind::Map(key_kind) => {
                 let map = values.as_map_opt().ok_or_else(unsupported)?;
@@ -1115,16 +1388,37 @@ impl BlobFileWriter {
                         )
                     });
                 }
-                let mut pairs = Vec::with_capacity(keys.len());
-                for (j, k) in key_bytes.iter().enumerate() {
-                    let v = if vals.is_null(j) {
+                let mut values_in = Vec::with_capacity(keys.len());
+                for j in 0..keys.len() {
+                    values_in.push(if vals.is_null(j) {
                         None
                     } else {
-                        Some(binary_at(vals.as_ref(), j).ok_or_else(unsupported)?)
-                    };
-                    pairs.push((k.as_deref(), v));
+                        let b = binary_at(vals.as_ref(), j).ok_or_else(unsupported)?;
+                        Some(BlobInput::from_bytes(b, refs)?)
+                    });
                 }
-                w.push_payload(&encode_map_payload(&pairs)?);
+                let plain = values_in
+                    .iter()
+                    .flatten()
+                    .all(|v| matches!(v, BlobInput::Bytes(_)));
+                if plain {
+                    let mut pairs = Vec::with_capacity(keys.len());
+                    for (k, v) in key_bytes.iter().zip(&values_in) {
+                        let v = match v {
+                            Some(BlobInput::Bytes(b)) => Some(*b),
+                            _ => None,
+                        };
+                        pairs.push((k.as_deref(), v));
+                    }
+                    w.push_payload(&encode_map_payload(&pairs)?);
+                } else {
+                    let keys: Vec<Option<&[u8]>> = key_bytes.iter().map(|k| k.as_deref()).collect();
+                    let (head, tail) = map_payload_frame(&keys, &values_in)?;
+                    let mut parts = vec![PayloadPart::Bytes(&head)];
+                    parts.extend(values_in.iter().flatten().map(BlobInput::part));
+                    parts.push(PayloadPart::Bytes(&tail));
+                    w.push_parts(&parts);
+                }
             }
         }
         Ok(())

@@ -118,7 +118,10 @@ impl BranchPaths {
             IoOp::Read { path, .. }
             | IoOp::Head { path }
             | IoOp::Put { path, .. }
-            | IoOp::Delete { path } => *path = self.storage_path(path),
+            | IoOp::Delete { path }
+            | IoOp::PutPart { path, .. }
+            | IoOp::PutComplete { path, .. }
+            | IoOp::PutAbort { path } => *path = self.storage_path(path),
             IoOp::List { prefix } => *prefix = self.storage_path(prefix),
         }
         op

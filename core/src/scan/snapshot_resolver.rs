@@ -764,6 +764,7 @@ mod read_schema_tests {
                             IoOp::List { .. } => "List",
                             IoOp::Put { .. } => "Put",
                             IoOp::Delete { .. } => "Delete",
+                            _ => "streamed put",
                         };
                         line.push(format!("{kind} {}", r.op.path()));
                         let answer = match &r.op {

@@ -28,8 +28,8 @@
 //! with the same UUID and counter as the normal files (Java `DataFilePathFactory#newBlobPath`);
 //! a blob file takes its number when its first row is written.
 
+use crate::write::file::FileContent;
 use arrow_array::ArrayRef;
-use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::format::blob::{BlobElementKind, BlobFileWriter};
@@ -200,10 +200,11 @@ impl BlobLayout {
                 touched.len()
             )));
         }
-        let mut files: Vec<(String, Vec<u8>, u64)> = Vec::new();
+        let mut files: Vec<(String, FileContent, u64)> = Vec::new();
         let mut open: Option<(String, BlobFileWriter)> = None;
         for (row, t) in touched.iter().enumerate() {
-            let (_, file) = open.get_or_insert_with(|| (next_name(), BlobFileWriter::new()));
+            let (_, file) =
+                open.get_or_insert_with(|| (next_name(), BlobFileWriter::with_references()));
             if *t {
                 file.push_value(values.as_ref(), row, col.kind)?;
             } else {
@@ -213,22 +214,22 @@ impl BlobLayout {
                 && let Some((n, f)) = open.take()
             {
                 let rows = f.row_count();
-                files.push((n, f.finish()?, rows));
+                files.push((n, f.finish_content()?, rows));
             }
         }
         if let Some((n, f)) = open.take() {
             let rows = f.row_count();
-            files.push((n, f.finish()?, rows));
+            files.push((n, f.finish_content()?, rows));
         }
         let mut next_row_id = first_row_id;
         let mut out = Vec::new();
-        for (file_name, bytes, rows) in files {
+        for (file_name, content, rows) in files {
             let rows = rows as i64;
             let (value_stats, value_stats_cols) = self.stats.clone();
             out.push(BlobFileOut {
                 meta: DataFileMeta {
                     file_name,
-                    file_size: bytes.len() as i64,
+                    file_size: content.len() as i64,
                     row_count: rows,
                     min_key: BinaryRow::empty(),
                     max_key: BinaryRow::empty(),
@@ -249,7 +250,7 @@ impl BlobLayout {
                     write_cols: Some(vec![name.to_owned()]),
                     write_cols_sequences: None,
                 },
-                bytes: Bytes::from(bytes),
+                content,
             });
             next_row_id += rows;
         }
@@ -312,15 +313,15 @@ pub(crate) struct BlobFiles {
 #[derive(Debug, Default)]
 struct RollingBlobColumn {
     open: Option<(String, BlobFileWriter)>,
-    /// Finished files: name, bytes, row count.
-    done: Vec<(String, Vec<u8>, u64)>,
+    /// Finished files: name, content, row count.
+    done: Vec<(String, FileContent, u64)>,
 }
 
-/// A finished `.blob` file: its metadata (no first row id) and bytes.
+/// A finished `.blob` file: its metadata (no first row id) and content.
 #[derive(Debug)]
 pub(crate) struct BlobFileOut {
     pub(crate) meta: DataFileMeta,
-    pub(crate) bytes: Bytes,
+    pub(crate) content: FileContent,
 }
 
 impl BlobFiles {
@@ -344,7 +345,7 @@ impl BlobFiles {
             for row in 0..rows {
                 let (_, file) = w
                     .open
-                    .get_or_insert_with(|| (next_name(), BlobFileWriter::new()));
+                    .get_or_insert_with(|| (next_name(), BlobFileWriter::with_references()));
                 file.push_value(values.as_ref(), row, col.kind)?;
                 if file.position() >= layout.target_file_size {
                     w.roll()?;
@@ -376,13 +377,13 @@ impl BlobFiles {
                     col.name
                 )));
             }
-            for (name, bytes, rows) in std::mem::take(&mut w.done) {
+            for (name, content, rows) in std::mem::take(&mut w.done) {
                 let rows = rows as i64;
                 let (value_stats, value_stats_cols) = layout.stats.clone();
                 out.push(BlobFileOut {
                     meta: DataFileMeta {
                         file_name: name,
-                        file_size: bytes.len() as i64,
+                        file_size: content.len() as i64,
                         row_count: rows,
                         min_key: BinaryRow::empty(),
                         max_key: BinaryRow::empty(),
@@ -403,7 +404,7 @@ impl BlobFiles {
                         write_cols: Some(vec![col.name.clone()]),
                         write_cols_sequences: None,
                     },
-                    bytes: Bytes::from(bytes),
+                    content,
                 });
             }
         }
@@ -415,7 +416,7 @@ impl RollingBlobColumn {
     fn roll(&mut self) -> Result<()> {
         if let Some((name, file)) = self.open.take() {
             let rows = file.row_count();
-            self.done.push((name, file.finish()?, rows));
+            self.done.push((name, file.finish_content()?, rows));
         }
         Ok(())
     }

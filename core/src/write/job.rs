@@ -47,7 +47,7 @@ use crate::compact::pk::{
     plan_pk_compaction, run_compact_task,
 };
 use crate::error::{Error, Result};
-use crate::io::{Io, PutMode};
+use crate::io::Io;
 use crate::maintenance::after_commit::{MaintainPlan, maintain};
 use crate::scan::planner::{INDEX_DIR, read_index_entries, read_live_entries};
 use crate::scan::snapshot_resolver::{
@@ -252,7 +252,7 @@ pub async fn put_files<T>(io: &Io<T>, files: Vec<FileToPut>) -> Result<Vec<Strin
     let results = join_all(
         files
             .into_iter()
-            .map(|f| async move { io.put(&f.path, f.bytes, PutMode::CreateNew).await }),
+            .map(|f| crate::write::file::put_file(io, f)),
     )
     .await;
     let mut written = Vec::new();
@@ -424,6 +424,14 @@ async fn write_job_inner<T: Send + 'static>(
             };
             writer.restore_partitions(&partitions, &entries)?;
         }
+        let resolved;
+        let batch = if crate::write::blob_refs::has_blob_references(writer.schema(), batch)? {
+            resolved = crate::write::blob_refs::resolve_blob_references(io, writer.schema(), batch)
+                .await?;
+            &resolved
+        } else {
+            batch
+        };
         writer.write(batch)?;
         outcome.rows += batch.num_rows() as u64;
         written.extend(put_files(io, writer.take_files()).await?);

@@ -9,8 +9,11 @@
 //! * Externalizing (per input row, per managed column, in column order): a null stays null; a
 //!   retraction (`-U`, `-D`) gets null and writes nothing; any other value is appended to the
 //!   column's open pack of its bucket writer and replaced by a version-2 blob descriptor
-//!   `(full pack URI, payload offset, payload length)`. Input values are the blob bytes
-//!   (never interpreted: bytes that look like a descriptor are copied as bytes).
+//!   `(full pack URI, payload offset, payload length)`. An input value is the blob bytes, or a
+//!   serialized blob descriptor (a file reference, as Java's engines read such input with
+//!   `Blob.fromBytes`): then the bytes it points at are copied into the pack when the pack is
+//!   written (streamed, never held in memory; the length must be known, see
+//!   [`crate::write::blob_refs`]). A blob view struct is refused as unsupported.
 //! * Packs: one open pack per bucket writer and column, opened at its first value, named
 //!   `<data-file.prefix><uuid>-<n>.managed.blob` with the bucket writer's UUID and file
 //!   counter, in the bucket directory; finished once its records reach
@@ -20,8 +23,9 @@
 //!   non-retract rows (sorted, deduplicated; empty when none), written as
 //!   `<data file>.blobref` and listed in the file's extra files. Changelog files get none.
 //!
-//! Memory: an open pack is held in memory until it is finished (the host `Put`s whole files),
-//! so a bucket writer holds up to `blob.target-file-size` per managed column.
+//! Memory: the bytes of an open pack are held in memory until it is finished, except the
+//! referenced ones (copied while it is written, see [`crate::write::file`]), so a bucket writer
+//! holds up to `blob.target-file-size` of inline blob bytes per managed column.
 //!
 //! See `/spec/managed-blob.md`. Source: Java `org.apache.paimon.blob.PrimaryKeyBlobExternalizer`,
 //! `ManagedBlobReferenceCollector`, `org.apache.paimon.io.KeyValueFileWriterFactory`.
@@ -31,10 +35,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, LargeBinaryArray};
-use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::format::blob::{BlobElementKind, BlobFileWriter};
+use crate::format::blob::{BlobElementKind, BlobFileWriter, BlobInput};
 use crate::format::blob_descriptor::BlobDescriptor;
 use crate::format::blob_ref::{BlobRefCollector, blobref_file_name};
 use crate::spec::{CoreOptions, TableSchema};
@@ -205,13 +208,17 @@ fn write_payload(
             slot.insert(OpenPack {
                 name,
                 uri,
-                writer: BlobFileWriter::new(),
+                writer: BlobFileWriter::with_references(),
             })
         }
     };
-    let range = pack.writer.push_payload(payload);
-    let descriptor =
-        BlobDescriptor::new(pack.uri.clone(), range.start as i64, payload.len() as i64);
+    let value = BlobInput::from_bytes(payload, true)?;
+    let range = pack.writer.push_blob(&value);
+    let descriptor = BlobDescriptor::new(
+        pack.uri.clone(),
+        range.start as i64,
+        (range.end - range.start) as i64,
+    );
     if pack.writer.position() >= target_file_size
         && let Some(p) = slot.take()
     {
@@ -484,7 +491,7 @@ impl ColumnInput {
 fn finish_pack(p: OpenPack, bucket_dir: &str) -> Result<FileToPut> {
     Ok(FileToPut {
         path: format!("{bucket_dir}/{}", p.name),
-        bytes: Bytes::from(p.writer.finish()?),
+        content: p.writer.finish_content()?,
     })
 }
 
@@ -551,10 +558,7 @@ impl SidecarCollector {
         let name = blobref_file_name(file_name);
         let bytes = c.finish()?;
         Ok((
-            FileToPut {
-                path: format!("{bucket_dir}/{name}"),
-                bytes: Bytes::from(bytes),
-            },
+            FileToPut::whole(format!("{bucket_dir}/{name}"), bytes),
             name,
         ))
     }
@@ -661,7 +665,7 @@ mod tests {
         let d0 = descriptor(out.value(0));
         assert_eq!(d0.uri(), "file:/t/bucket-0/data-u-0.managed.blob");
         assert_eq!((d0.offset(), d0.length()), (4, 5));
-        assert_eq!(&done[0].bytes[4..9], b"hello");
+        assert_eq!(&done[0].content.bytes().unwrap()[4..9], b"hello");
         assert!(
             out.is_null(1) && out.is_null(2),
             "null and -D rows hold null"
@@ -722,7 +726,7 @@ mod tests {
         let values = out.values().as_binary::<i64>();
         let d = descriptor(values.value(0));
         assert_eq!(d.length(), 4);
-        assert_eq!(&done[0].bytes[4..8], b"last");
+        assert_eq!(&done[0].content.bytes().unwrap()[4..8], b"last");
         assert!(values.is_null(1));
     }
 
@@ -753,7 +757,14 @@ mod tests {
         assert!(items.is_null(1));
         assert_eq!(descriptor(items.value(2)).length(), 2);
         assert_eq!(done.len(), 1);
-        assert!(!done[0].bytes.windows(9).any(|w| w == b"retracted"));
+        assert!(
+            !done[0]
+                .content
+                .bytes()
+                .unwrap()
+                .windows(9)
+                .any(|w| w == b"retracted")
+        );
     }
 
     #[test]
@@ -788,7 +799,8 @@ mod tests {
         let (file, name) = c.finish("bucket-0", "data-1.parquet").unwrap();
         assert_eq!(name, "data-1.parquet.blobref");
         assert_eq!(file.path, "bucket-0/data-1.parquet.blobref");
-        let refs = crate::format::blob_ref::decode_blobref(&file.bytes, &name).unwrap();
+        let refs =
+            crate::format::blob_ref::decode_blobref(file.content.bytes().unwrap(), &name).unwrap();
         let names: Vec<&str> = refs.iter().map(|r| r.relative_path.as_str()).collect();
         assert_eq!(names, ["a.managed.blob", "b.managed.blob"]);
         assert!(refs.iter().all(|r| r.storage_root_id == "file:/t/bucket-0"));

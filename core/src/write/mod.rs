@@ -4,6 +4,7 @@
 //! `Put` requests; the names of new files come from a host-given seed ([`ids::NameSource`]).
 
 pub mod alter;
+pub mod blob_refs;
 pub mod blob_validation;
 pub(crate) mod blob_write;
 pub mod bucket;
@@ -13,6 +14,7 @@ pub mod deletion_vectors;
 pub mod dynamic_bucket;
 pub mod encode;
 pub mod external;
+pub mod file;
 pub mod ids;
 pub mod job;
 pub mod kv_file;
@@ -24,5 +26,8 @@ pub mod stats;
 pub mod table_write;
 pub mod update;
 
+pub use file::{
+    FileContent, FilePiece, StreamedFile, put_file, put_file_in_parts, put_file_machine,
+};
 pub use ids::NameSource;
 pub use table_write::{FileToPut, TableWrite, WriteOptions, WriteRestore};

@@ -130,15 +130,7 @@ pub struct WriteOptions {
     pub time_millis: i64,
 }
 
-/// A file the host must write (`Put`, create-new) before the commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileToPut {
-    /// Path relative to the table root, or a full path outside it (a data file under
-    /// `data-file.external-paths`, see [`crate::write::external`] and [`crate::io::is_absolute`]).
-    pub path: String,
-    /// The whole content.
-    pub bytes: Bytes,
-}
+pub use crate::write::file::FileToPut;
 
 /// Kind of writer the table needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,6 +259,11 @@ struct OpenFile {
 }
 
 impl TableWrite {
+    /// The table schema this writer writes.
+    pub fn schema(&self) -> &TableSchema {
+        &self.schema
+    }
+
     /// A writer for `schema` (the table's latest schema), continuing after `restore`.
     ///
     /// # Errors
@@ -717,10 +714,7 @@ impl TableWrite {
                 let inc = &mut out[pos].data_increment;
                 inc.new_index_files.push(u.file);
                 inc.deleted_index_files.extend(u.replaced);
-                self.done.push(FileToPut {
-                    path: u.path,
-                    bytes: u.bytes,
-                });
+                self.done.push(FileToPut::whole(u.path, u.bytes));
             }
         }
         Ok(out)
@@ -1288,15 +1282,15 @@ impl TableWrite {
                 )?;
                 let (sidecar, name) = refs.finish(&w.bucket_dir, &meta.file_name)?;
                 meta.extra_files.push(name);
-                self.done.push(FileToPut {
-                    path: format!("{}/{}", w.bucket_dir, meta.file_name),
+                self.done.push(FileToPut::whole(
+                    format!("{}/{}", w.bucket_dir, meta.file_name),
                     bytes,
-                });
+                ));
                 self.done.push(sidecar);
             } else {
                 let (path, external) = w.placer.place(&meta.file_name);
                 meta.external_path = external;
-                self.done.push(FileToPut { path, bytes });
+                self.done.push(FileToPut::whole(path, bytes));
             }
             if changelog {
                 w.changelog_files.push(meta);
@@ -1413,10 +1407,7 @@ fn close_append_file(
         write_cols: blob.map(|b| b.normal_names.clone()),
         write_cols_sequences: None,
     };
-    let mut out = vec![FileToPut {
-        path,
-        bytes: Bytes::from(bytes),
-    }];
+    let mut out = vec![FileToPut::whole(path, bytes)];
     w.new_files.push(meta);
     if let (Some(layout), Some(files)) = (blob, open.blobs) {
         for f in files.finish(layout, row_count, schema_id, time_millis)? {
@@ -1425,7 +1416,7 @@ fn close_append_file(
             meta.external_path = external_path;
             out.push(FileToPut {
                 path,
-                bytes: f.bytes,
+                content: f.content,
             });
             w.new_files.push(meta);
         }

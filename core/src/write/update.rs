@@ -26,7 +26,6 @@ use std::collections::BTreeMap;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::Schema;
-use bytes::Bytes;
 
 use crate::commit::{CommitMessage, DataIncrement};
 use crate::error::{Error, Result};
@@ -251,10 +250,7 @@ impl UpdateWriter {
                 write_cols: Some(normal_fields.iter().map(|f| f.name.clone()).collect()),
                 write_cols_sequences: None,
             });
-            self.done.push(FileToPut {
-                path,
-                bytes: Bytes::from(bytes),
-            });
+            self.done.push(FileToPut::whole(path, bytes));
         }
         for (name, values) in blob_columns {
             let layout = self
@@ -284,7 +280,7 @@ impl UpdateWriter {
                 meta.external_path = external_path;
                 self.done.push(FileToPut {
                     path,
-                    bytes: f.bytes,
+                    content: f.content,
                 });
                 metas.push(meta);
             }

@@ -5,6 +5,7 @@
 mod alter_delete;
 mod append_dv_compact;
 mod auto_expire;
+mod blob_refs;
 mod changelog;
 mod cli;
 mod cli_blob;

@@ -903,16 +903,14 @@ impl<'a> TaskRun<'a> {
         let mut extra_files = Vec::new();
         if let Some((_, refs)) = w.refs {
             let (sidecar, name) = refs.finish(&self.task.bucket_path, &w.name)?;
-            if !io
-                .put(&sidecar.path, sidecar.bytes, PutMode::CreateNew)
-                .await?
-            {
+            let path = sidecar.path.clone();
+            if !crate::write::file::put_file(io, sidecar).await? {
                 return Err(Error::invalid(format!(
                     "compaction output {} already exists (file name collision)",
-                    sidecar.path
+                    path
                 )));
             }
-            self.written.push(sidecar.path);
+            self.written.push(path);
             extra_files.push(name);
         }
         let (path, external_path) = if extra_files.is_empty() {

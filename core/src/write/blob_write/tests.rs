@@ -68,11 +68,13 @@ fn new_files(messages: &[CommitMessage]) -> Vec<DataFileMeta> {
 }
 
 fn bytes_of<'a>(files: &'a [FileToPut], name: &str) -> &'a [u8] {
-    &files
+    files
         .iter()
         .find(|f| f.path.ends_with(&format!("/{name}")))
         .unwrap()
-        .bytes
+        .content
+        .bytes()
+        .unwrap()
 }
 
 /// Payload of each row of a `.blob` file (`None` for null rows).

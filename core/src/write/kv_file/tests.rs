@@ -78,7 +78,14 @@ fn read_back(files: &[FileToPut], meta: &DataFileMeta) -> Vec<(i32, String, i8, 
         .find(|f| f.path == format!("bucket-0/{}", meta.file_name))
         .unwrap();
     let format = FileFormat::from_path(&put.path).unwrap();
-    let decoded = decode_data_file(put.bytes.clone(), &put.path, format, None, 1024).unwrap();
+    let decoded = decode_data_file(
+        put.content.bytes().unwrap().clone(),
+        &put.path,
+        format,
+        None,
+        1024,
+    )
+    .unwrap();
     let schema = decoded.schema.clone();
     let batch = arrow_select::concat::concat_batches(&schema, &decoded.batches).unwrap();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
@@ -188,7 +195,11 @@ fn changelog_options_pick_format_prefix_compression_and_stats() {
     assert_eq!(read_back(&files, changelog).len(), 5);
     let put = files.iter().find(|f| f.path.ends_with(".avro")).unwrap();
     assert!(
-        put.bytes.windows(b"snappy".len()).any(|w| w == b"snappy"),
+        put.content
+            .bytes()
+            .unwrap()
+            .windows(b"snappy".len())
+            .any(|w| w == b"snappy"),
         "avro.codec snappy in the header"
     );
     // Stats mode none for changelog files only.

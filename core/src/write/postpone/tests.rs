@@ -95,8 +95,14 @@ fn rows_go_unsorted_and_unmerged_to_bucket_postpone_as_avro() {
 
     // Input order, own row kinds, sequence numbers -1.
     let put = &files[0];
-    let decoded =
-        decode_data_file(put.bytes.clone(), &put.path, FileFormat::Avro, None, 64).unwrap();
+    let decoded = decode_data_file(
+        put.content.bytes().unwrap().clone(),
+        &put.path,
+        FileFormat::Avro,
+        None,
+        64,
+    )
+    .unwrap();
     let batch = arrow_select::concat::concat_batches(&decoded.schema, &decoded.batches).unwrap();
     let col = |i: usize, t: ArrowType| arrow_cast::cast(batch.column(i), &t).unwrap();
     let keys = col(3, ArrowType::Int32);

@@ -119,7 +119,9 @@ fn write_and_commit(
     }
     let messages = w.prepare_commit().unwrap();
     for f in w.take_files() {
-        store.objects.insert(f.path, f.bytes);
+        store
+            .objects
+            .insert(f.path, f.content.bytes().unwrap().clone());
     }
     let m = commit_machine(
         schema.clone(),

@@ -1,0 +1,277 @@
+//! Blob values given as file references: checked, and their lengths resolved, before a write.
+//!
+//! A value of a stored BLOB column (a `.blob`-file column of an append or data-evolution table,
+//! a managed column of a primary-key table; every BLOB-file-shaped column not named by
+//! `blob-descriptor-field`, `blob.stored-descriptor-fields` or `blob-view-field`) whose bytes
+//! are a serialized blob descriptor `(uri, offset, length)` stands for the bytes it points at,
+//! as in Java's engines (`Blob.fromBytes`: a `BlobRef` whose bytes the writer copies through a
+//! buffer). The writers copy those bytes while the file is written ([`crate::write::file`]), so
+//! they need each length up front: [`resolve_blob_references`] asks the size of every object
+//! referenced (one `Head` per distinct URI, in one round), rejects references to missing objects
+//! and ranges past the end, and replaces a length of `-1` ("to the end") with the exact length.
+//! Elements of `ARRAY<BLOB>` and values of `MAP<K, BLOB>` columns are references the same way.
+//!
+//! Source: Java `org.apache.paimon.data.Blob#fromBytes`, `BlobRef`, `BlobDescriptor`,
+//! `org.apache.paimon.format.blob.BlobFormatWriter` (the copy).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, LargeBinaryArray, RecordBatch, StructArray};
+use futures_util::future::join_all;
+
+use crate::error::{Error, Result};
+use crate::format::blob::BlobElementKind;
+use crate::format::blob_descriptor::{BlobDescriptor, is_blob_descriptor};
+use crate::io::Io;
+use crate::spec::TableSchema;
+
+/// The stored BLOB columns of `schema` whose input values may be references: (position in the
+/// table's fields, name, kind).
+pub fn stored_blob_columns(schema: &TableSchema) -> Vec<(usize, String, BlobElementKind)> {
+    let inline = crate::write::blob_validation::blob_inline_fields(&schema.core_options());
+    schema
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !inline.contains(&f.name))
+        .filter_map(|(i, f)| {
+            BlobElementKind::try_from_data_type(&f.data_type)
+                .ok()
+                .map(|k| (i, f.name.clone(), k))
+        })
+        .collect()
+}
+
+/// True when some stored BLOB value of `batch` (columns by name) is a serialized blob
+/// descriptor: then [`resolve_blob_references`] must run before the batch is written.
+///
+/// # Errors
+/// [`Error::Invalid`] for a stored BLOB column of an Arrow type that holds no binary values.
+pub fn has_blob_references(schema: &TableSchema, batch: &RecordBatch) -> Result<bool> {
+    for (_, name, kind) in stored_blob_columns(schema) {
+        let Some(col) = batch.column_by_name(&name) else {
+            continue;
+        };
+        let (leaves, _) = crate::read::resolve::leaves(col, kind)?;
+        let values = binary_values(&leaves, &name)?;
+        if values.iter().flatten().any(is_blob_descriptor) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Check every blob reference of `batch` (see the module docs) and return the batch with each
+/// length `-1` replaced by the referenced object's size minus the offset. A batch without
+/// references comes back unchanged (no IO).
+///
+/// # Errors
+/// [`Error::Invalid`] naming the column, row and URI for a reference to a missing object, a
+/// negative offset, a length below `-1`, or a range past the end of the object;
+/// [`Error::Io`] for a failed `Head`; the descriptor decoding errors ([`Error::Corrupt`]).
+pub async fn resolve_blob_references<T>(
+    io: &Io<T>,
+    schema: &TableSchema,
+    batch: &RecordBatch,
+) -> Result<RecordBatch> {
+    // Every reference: (column position in the batch, leaf index, row, descriptor).
+    let mut refs: Vec<(usize, usize, usize, BlobDescriptor)> = Vec::new();
+    for (_, name, kind) in stored_blob_columns(schema) {
+        let Some((pos, _)) = batch.schema().column_with_name(&name) else {
+            continue;
+        };
+        let col = batch.column(pos);
+        let (leaves, ranges) = crate::read::resolve::leaves(col, kind)?;
+        let values = binary_values(&leaves, &name)?;
+        for (row, range) in ranges.into_iter().enumerate() {
+            for j in range {
+                if values.is_valid(j) && is_blob_descriptor(values.value(j)) {
+                    refs.push((pos, j, row, BlobDescriptor::deserialize(values.value(j))?));
+                }
+            }
+        }
+    }
+    if refs.is_empty() {
+        return Ok(batch.clone());
+    }
+    let mut uris: Vec<&str> = refs.iter().map(|(_, _, _, d)| d.uri()).collect();
+    uris.sort_unstable();
+    uris.dedup();
+    let sizes: Vec<Result<Option<u64>>> = join_all(uris.iter().map(|u| io.head(u))).await;
+    let mut size_of: BTreeMap<&str, Option<u64>> = BTreeMap::new();
+    for (u, s) in uris.iter().zip(sizes) {
+        size_of.insert(u, s?);
+    }
+    // New descriptor bytes per (column position, leaf index), for lengths of -1.
+    let mut replaced: BTreeMap<usize, BTreeMap<usize, Vec<u8>>> = BTreeMap::new();
+    let schema_ref = batch.schema();
+    for (pos, j, row, d) in &refs {
+        let name = schema_ref.field(*pos).name();
+        let at = || format!("column '{name}', row {row}: blob descriptor of {}", d.uri());
+        let Some(size) = size_of.get(d.uri()).copied().flatten() else {
+            return Err(Error::invalid(format!(
+                "{}: the object does not exist",
+                at()
+            )));
+        };
+        let offset = u64::try_from(d.offset())
+            .map_err(|_| Error::invalid(format!("{}: negative offset {}", at(), d.offset())))?;
+        let length = match d.length() {
+            -1 => size.checked_sub(offset).ok_or_else(|| {
+                Error::invalid(format!(
+                    "{}: offset {offset} is past the end of the object ({size} bytes)",
+                    at()
+                ))
+            })?,
+            l => u64::try_from(l)
+                .map_err(|_| Error::invalid(format!("{}: invalid length {l}", at())))?,
+        };
+        if offset.checked_add(length).is_none_or(|end| end > size) {
+            return Err(Error::invalid(format!(
+                "{}: bytes {offset}..{} are past the end of the object ({size} bytes)",
+                at(),
+                offset.saturating_add(length)
+            )));
+        }
+        if d.length() == -1 {
+            let exact = BlobDescriptor::new(d.uri(), d.offset(), length as i64).serialize();
+            replaced.entry(*pos).or_default().insert(*j, exact);
+        }
+    }
+    if replaced.is_empty() {
+        return Ok(batch.clone());
+    }
+    let mut columns = batch.columns().to_vec();
+    for (pos, new_values) in replaced {
+        let name = schema_ref.field(pos).name().clone();
+        columns[pos] = with_leaves_replaced(&columns[pos], &name, &new_values)?;
+    }
+    let fields: Vec<_> = columns
+        .iter()
+        .zip(schema_ref.fields())
+        .map(|(c, f)| f.as_ref().clone().with_data_type(c.data_type().clone()))
+        .collect();
+    let schema = Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        schema_ref.metadata().clone(),
+    ));
+    RecordBatch::try_new(schema, columns).map_err(|e| Error::arrow("blob references", e))
+}
+
+/// The binary leaf values of a stored BLOB column, as `LargeBinary`.
+fn binary_values(leaves: &ArrayRef, name: &str) -> Result<LargeBinaryArray> {
+    let a = match leaves.data_type() {
+        arrow_schema::DataType::LargeBinary => Arc::clone(leaves),
+        arrow_schema::DataType::Binary | arrow_schema::DataType::BinaryView => {
+            arrow_cast::cast(leaves.as_ref(), &arrow_schema::DataType::LargeBinary)
+                .map_err(|e| Error::arrow(format!("column '{name}'"), e))?
+        }
+        other => {
+            return Err(Error::invalid(format!(
+                "column '{name}': Arrow type {other} holds no BLOB values"
+            )));
+        }
+    };
+    Ok(a.as_binary::<i64>().clone())
+}
+
+/// `col` with the leaf values at the given indexes replaced (leaves as
+/// [`crate::read::resolve::leaves`] gives them); the leaves become `LargeBinary`.
+fn with_leaves_replaced(
+    col: &ArrayRef,
+    name: &str,
+    new_values: &BTreeMap<usize, Vec<u8>>,
+) -> Result<ArrayRef> {
+    let rebuild = |leaves: &ArrayRef| -> Result<ArrayRef> {
+        let old = binary_values(leaves, name)?;
+        let values: LargeBinaryArray = (0..old.len())
+            .map(|j| match new_values.get(&j) {
+                Some(b) => Some(b.as_slice()),
+                None => old.is_valid(j).then(|| old.value(j)),
+            })
+            .collect();
+        Ok(Arc::new(values))
+    };
+    let err = |e| Error::arrow(format!("column '{name}'"), e);
+    let large = |f: &arrow_schema::FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(arrow_schema::DataType::LargeBinary),
+        )
+    };
+    if let Some(l) = col.as_list_opt::<i32>() {
+        let arrow_schema::DataType::List(f) = l.data_type() else {
+            return Err(Error::invalid(format!("column '{name}': not a list")));
+        };
+        let list = arrow_array::ListArray::try_new(
+            large(f),
+            l.offsets().clone(),
+            rebuild(l.values())?,
+            l.nulls().cloned(),
+        )
+        .map_err(err)?;
+        return Ok(Arc::new(list));
+    }
+    if let Some(l) = col.as_list_opt::<i64>() {
+        let arrow_schema::DataType::LargeList(f) = l.data_type() else {
+            return Err(Error::invalid(format!("column '{name}': not a list")));
+        };
+        let list = arrow_array::LargeListArray::try_new(
+            large(f),
+            l.offsets().clone(),
+            rebuild(l.values())?,
+            l.nulls().cloned(),
+        )
+        .map_err(err)?;
+        return Ok(Arc::new(list));
+    }
+    if let Some(m) = col.as_map_opt() {
+        let arrow_schema::DataType::Map(entries_field, ordered) = m.data_type() else {
+            return Err(Error::invalid(format!("column '{name}': not a map")));
+        };
+        let entries = m.entries();
+        let arrow_schema::DataType::Struct(fields) = entries_field.data_type() else {
+            return Err(Error::invalid(format!("column '{name}': map entries")));
+        };
+        let mut fields: Vec<arrow_schema::FieldRef> = fields.iter().cloned().collect();
+        if fields.len() != 2 {
+            return Err(Error::invalid(format!("column '{name}': map entries")));
+        }
+        fields[1] = large(&fields[1]);
+        let new_entries = StructArray::try_new(
+            fields.clone().into(),
+            vec![Arc::clone(entries.column(0)), rebuild(entries.column(1))?],
+            entries.nulls().cloned(),
+        )
+        .map_err(err)?;
+        let entries_field = Arc::new(
+            entries_field
+                .as_ref()
+                .clone()
+                .with_data_type(arrow_schema::DataType::Struct(fields.into())),
+        );
+        let map = arrow_array::MapArray::try_new(
+            entries_field,
+            m.offsets().clone(),
+            new_entries,
+            m.nulls().cloned(),
+            *ordered,
+        )
+        .map_err(err)?;
+        return Ok(Arc::new(map));
+    }
+    rebuild(col)
+}
+
+/// [`resolve_blob_references`] as a machine emitting the resolved batch once.
+pub fn resolve_blob_references_machine(
+    schema: TableSchema,
+    batch: RecordBatch,
+) -> crate::io::Machine<RecordBatch> {
+    crate::io::Machine::once("ResolveBlobReferences", move |io| async move {
+        resolve_blob_references(&io, &schema, &batch).await
+    })
+}
