@@ -85,6 +85,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Write the bytes of one blob (by `_ROW_ID` and column) using ranged reads only.
     Blob(cli::blob::BlobArgs),
+    /// Print a serialized blob descriptor (lowercase hex) naming bytes of a file: as a BLOB
+    /// value of `write`/`update` input, a file reference whose bytes are copied in.
+    BlobDescriptor(cli::blob::DescriptorArgs),
     /// Create a table from Paimon's schema JSON.
     Create(cli::write::CreateArgs),
     /// Write rows (Arrow IPC, Parquet, CSV or JSON lines) and commit them as one snapshot.
@@ -203,6 +206,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     let command = match cli.command {
         Command::Scan(a) => return cli::scan::run(a, json, cli.io_stats).await,
         Command::Blob(a) => return cli::blob::run(a, cli.io_stats).await,
+        Command::BlobDescriptor(a) => {
+            cli::print(&cli::blob::descriptor_hex(&a));
+            return Ok(());
+        }
         Command::Record(a) => {
             let out = paimon_native::recording::record_command(a)
                 .await
@@ -239,6 +246,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Record(_)
         | Command::Serve(_)
         | Command::Blob(_)
+        | Command::BlobDescriptor(_)
         | Command::Create(_)
         | Command::Write(_)
         | Command::Commit(_)
@@ -276,6 +284,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::Record(_)
         | Command::Serve(_)
         | Command::Blob(_)
+        | Command::BlobDescriptor(_)
         | Command::Create(_)
         | Command::Write(_)
         | Command::Commit(_)

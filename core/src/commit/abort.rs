@@ -6,6 +6,13 @@
 //! their extra files, and the new index files of writes and compactions. Unlike Java, a
 //! compaction output that is also one of the message's compaction inputs (a file upgraded to
 //! another level keeps its name) is not deleted: it is a live file of the table.
+//!
+//! Managed BLOB packs (primary-key tables with BLOB columns) are named by no message: Java
+//! leaves the packs of an aborted commit to orphan cleaning. Here the packs named by the
+//! `.blobref` sidecars of the messages' *new* data files (not compaction outputs, whose
+//! sidecars name packs of committed files) in their own bucket directory are deleted too: a
+//! writer only ever references packs it wrote itself (input blobs, references included, are
+//! copied into new packs), so no other file can reference them.
 
 use std::collections::BTreeSet;
 
@@ -91,7 +98,55 @@ pub fn abort_paths(schema: &TableSchema, messages: &[CommitMessage]) -> Result<V
 /// # Errors
 /// As [`abort_paths`]; delete failures are ignored.
 pub async fn abort<T>(io: &Io<T>, schema: &TableSchema, messages: &[CommitMessage]) -> Result<()> {
-    let paths = abort_paths(schema, messages)?;
+    let mut paths = abort_paths(schema, messages)?;
+    paths.extend(written_packs(io, schema, messages).await?);
     let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
     Ok(())
+}
+
+/// The managed BLOB packs the new data files of `messages` reference in their own bucket
+/// directory (see the module docs), read from their `.blobref` sidecars; unreadable sidecars
+/// are skipped (cleanup is best effort).
+///
+/// # Errors
+/// As [`abort_paths`].
+async fn written_packs<T>(
+    io: &Io<T>,
+    schema: &TableSchema,
+    messages: &[CommitMessage],
+) -> Result<Vec<String>> {
+    use crate::format::blob_ref::{BLOBREF_SUFFIX, decode_blobref};
+    let options = schema.core_options();
+    let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
+    let naming = options.partition_naming()?;
+    let data_root = options.data_root();
+    let mut sidecars = Vec::new();
+    for m in messages {
+        let bucket_dir = bucket_path(
+            &data_root,
+            &partition_path(&keys, &m.partition, &naming)?,
+            m.bucket,
+        );
+        for f in &m.data_increment.new_files {
+            for extra in f.extra_file_paths(&bucket_dir) {
+                if extra.ends_with(BLOBREF_SUFFIX) {
+                    sidecars.push((bucket_dir.clone(), extra));
+                }
+            }
+        }
+    }
+    let read = join_all(sidecars.iter().map(|(_, p)| io.read(p))).await;
+    let mut packs = BTreeSet::new();
+    for ((bucket_dir, path), bytes) in sidecars.iter().zip(read) {
+        let Ok(refs) = bytes.and_then(|b| decode_blobref(&b, path)) else {
+            continue;
+        };
+        for r in refs {
+            let root = r.storage_root_id.trim_end_matches('/');
+            if root == bucket_dir || root.ends_with(&format!("/{bucket_dir}")) {
+                packs.insert(format!("{bucket_dir}/{}", r.relative_path));
+            }
+        }
+    }
+    Ok(packs.into_iter().collect())
 }

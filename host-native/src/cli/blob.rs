@@ -1,6 +1,7 @@
 //! `blob`: write the bytes of one blob of a data-evolution table, found by `_ROW_ID` and
 //! column, with ranged reads only (the plan is restricted to the row; then the `.blob` file's
-//! footer and index and the one record).
+//! footer and index and the one record). `blob-descriptor`: print the serialized blob
+//! descriptor of bytes of a file, for input rows that reference blobs instead of holding them.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -65,4 +66,34 @@ pub(crate) async fn run(args: BlobArgs, io_stats: bool) -> Result<(), String> {
             }
         }
     }
+}
+
+/// Arguments of `blob-descriptor`.
+#[derive(Debug, Args)]
+pub(crate) struct DescriptorArgs {
+    /// The file: a URI (`file:/data/video.mp4`, `s3://bucket/key`) or a local path (made
+    /// absolute, with the `file:` scheme).
+    uri: String,
+    /// First byte.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    offset: i64,
+    /// Number of bytes; -1 (the default) means to the end of the file, looked up when the
+    /// row is written.
+    #[arg(long, default_value_t = -1, value_name = "N", allow_negative_numbers = true)]
+    length: i64,
+}
+
+/// The lowercase hex of the version-2 descriptor of `args` (Java `BlobDescriptor#serialize`).
+pub(crate) fn descriptor_hex(args: &DescriptorArgs) -> String {
+    let uri = if paimon_kernel::io::uri_scheme(&args.uri).is_some() {
+        args.uri.clone()
+    } else {
+        let path = std::path::Path::new(&args.uri);
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        format!("file:{}", abs.display())
+    };
+    let bytes =
+        paimon_kernel::format::blob_descriptor::BlobDescriptor::new(uri, args.offset, args.length)
+            .serialize();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -222,3 +222,42 @@ async fn bad_references_are_rejected_before_anything_is_written() {
     assert!(files_named(&dir, ".parquet").is_empty());
     assert!(table.latest_snapshot().await.unwrap().is_none());
 }
+
+/// An aborted commit deletes the packs its new data files reference, with the files, and
+/// leaves the committed packs alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborted_messages_take_their_packs_with_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let table = Table::create(
+        dir.to_str().unwrap(),
+        br#"{"fields": [{"name": "id", "type": "INT NOT NULL"}, {"name": "b", "type": "BLOB"}],
+             "primaryKeys": ["id"], "options": {"bucket": "1"}}"#,
+    )
+    .await
+    .unwrap();
+    let mut w = table.new_write().await.unwrap();
+    w.write(&batch(&[1], vec![Some(b"kept".to_vec())]))
+        .await
+        .unwrap();
+    let messages = w.prepare_commit().await.unwrap();
+    table.new_commit(None).commit(messages).await.unwrap();
+    let committed = files_named(&dir, ".managed.blob");
+    assert_eq!(committed.len(), 1);
+
+    let mut w = table.new_write().await.unwrap();
+    w.write(&batch(
+        &[2, 3],
+        vec![Some(b"x".to_vec()), Some(b"y".to_vec())],
+    ))
+    .await
+    .unwrap();
+    let messages = w.prepare_commit().await.unwrap();
+    assert_eq!(files_named(&dir, ".managed.blob").len(), 2);
+    table.new_commit(None).abort(messages).await.unwrap();
+    assert_eq!(files_named(&dir, ".managed.blob"), committed);
+    assert_eq!(files_named(&dir, ".blobref").len(), 1);
+    let got = blobs_by_id(&table).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[&1].as_deref(), Some(b"kept".as_slice()));
+}

@@ -236,3 +236,66 @@ fn blob_and_scan_print_io_stats_and_blob_reads_only_the_record_and_the_tail() {
     let most = tree_size(&dir) + 2 * 16 * 1024;
     assert!(bytes <= most, "{bytes} > {most}");
 }
+
+/// `blob-descriptor` prints a file reference that `write` copies in: the `blob` read of the
+/// written row gives the file's bytes (whole, and a range).
+#[test]
+fn blob_descriptor_references_are_written_by_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("photo.bin");
+    let bytes: Vec<u8> = (0..70_000u32).map(|i| (i * 13 + i / 256) as u8).collect();
+    std::fs::write(&src, &bytes).unwrap();
+    let table = tmp.path().join("t");
+    let schema = tmp.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"fields": [{"name": "id", "type": "INT NOT NULL"}, {"name": "b", "type": "BLOB"}],
+            "options": {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}}"#,
+    )
+    .unwrap();
+    let t = table.to_str().unwrap();
+    assert!(
+        run(&["create", t, "--schema", schema.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let hex = |args: &[&str]| {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let whole = hex(&["blob-descriptor", src.to_str().unwrap()]);
+    let part = hex(&[
+        "blob-descriptor",
+        &format!("file:{}", src.display()),
+        "--offset",
+        "100",
+        "--length",
+        "50",
+    ]);
+    let input = tmp.path().join("rows.jsonl");
+    std::fs::write(
+        &input,
+        format!("{{\"id\": 1, \"b\": \"{whole}\"}}\n{{\"id\": 2, \"b\": \"{part}\"}}\n"),
+    )
+    .unwrap();
+    let out = run(&["write", t, "--input", input.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (row_id, want) in [("0", &bytes[..]), ("1", &bytes[100..150])] {
+        let out = run(&["blob", t, "--row-id", row_id, "--column", "b"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout == want, "row id {row_id}");
+    }
+}
