@@ -261,3 +261,86 @@ async fn aborted_messages_take_their_packs_with_them() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[&1].as_deref(), Some(b"kept".as_slice()));
 }
+
+/// pypaimon 2.1.0 writes the same reference input (its `BlobFileWriter` reads descriptor
+/// bytes as a `BlobRef`): the two `.blob` files are byte-identical.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blob_file_equals_pypaimons_for_the_same_references() {
+    let venv = std::env::var_os("PAIMON_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/paimon-kernel/venv")
+        });
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        println!("pypaimon venv not installed: skipping the byte comparison");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("source.bin");
+    let bytes = source_bytes(300_000);
+    std::fs::write(&src, &bytes).unwrap();
+    let blobs = vec![
+        Some(descriptor(&src, 0, -1)),
+        Some(b"inline".to_vec()),
+        None,
+        Some(descriptor(&src, 777, 1000)),
+    ];
+    // pypaimon's table.
+    let wh = tmp.path().join("py");
+    let script = r#"
+import sys, pyarrow as pa
+from pypaimon import CatalogFactory, Schema
+wh, blobs = sys.argv[1], [None if h == "-" else bytes.fromhex(h) for h in sys.argv[2:]]
+schema = pa.schema([("id", pa.int32()), ("b", pa.large_binary())])
+c = CatalogFactory.create({"warehouse": wh})
+c.create_database("db", True)
+c.create_table("db.t", Schema.from_pyarrow_schema(schema, options={
+    "row-tracking.enabled": "true", "data-evolution.enabled": "true"}), False)
+t = c.get_table("db.t")
+wb = t.new_batch_write_builder()
+w, cm = wb.new_write(), wb.new_commit()
+w.write_arrow(pa.Table.from_pydict({"id": list(range(1, len(blobs) + 1)), "b": blobs}, schema=schema))
+cm.commit(w.prepare_commit())
+"#;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let args: Vec<String> = blobs
+        .iter()
+        .map(|b| b.as_deref().map_or("-".to_owned(), hex))
+        .collect();
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&wh)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Ours.
+    let dir = tmp.path().join("k");
+    let table = Table::create(
+        dir.to_str().unwrap(),
+        br#"{"fields": [{"name": "id", "type": "INT NOT NULL"}, {"name": "b", "type": "BLOB"}],
+             "options": {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}}"#,
+    )
+    .await
+    .unwrap();
+    let mut w = table.new_write().await.unwrap();
+    w.write(&batch(&[1, 2, 3, 4], blobs)).await.unwrap();
+    let messages = w.prepare_commit().await.unwrap();
+    table.new_commit(None).commit(messages).await.unwrap();
+    let theirs = files_named(&wh.join("db.db/t"), ".blob");
+    let ours = files_named(&dir, ".blob");
+    assert_eq!((theirs.len(), ours.len()), (1, 1));
+    let (theirs, ours) = (
+        std::fs::read(&theirs[0]).unwrap(),
+        std::fs::read(&ours[0]).unwrap(),
+    );
+    assert!(ours.len() > 301_000);
+    assert!(theirs == ours, "the .blob files differ");
+}
