@@ -6,7 +6,8 @@
 //! input) and CRC32 checksums over earlier bytes that are only known once those bytes went by.
 //! [`put_file`] writes such a file in parts ([`IoOp::PutPart`](crate::io::IoOp::PutPart) …
 //! [`IoOp::PutComplete`](crate::io::IoOp::PutComplete)), reading each copied range in chunks,
-//! so a file is never held whole: memory stays at about two parts whatever its size.
+//! so a file is never held whole: memory stays at about one part (the part being filled, and
+//! the chunk read into it) whatever its size.
 //!
 //! ```text
 //! pieces:  Bytes(magic) | Copy(uri, 0..1 GiB) | Bytes(length) | Crc32(from 0) | Bytes(index…)
@@ -236,6 +237,15 @@ enum Sink<'a, T> {
 }
 
 impl<T> Sink<'_, T> {
+    /// Bytes that still fit into the part being filled (at least 1): copies are read in
+    /// chunks of at most this size, so a part buffer never grows past the part size.
+    fn room(&self) -> usize {
+        match self {
+            Sink::Whole(_) => usize::MAX,
+            Sink::Parts(p) => p.part_bytes.saturating_sub(p.buf.len()).max(1),
+        }
+    }
+
     async fn push(&mut self, chunk: &[u8]) -> Result<()> {
         match self {
             Sink::Whole(v) => {
@@ -304,7 +314,9 @@ async fn assemble<T>(
             } => {
                 let mut done = 0u64;
                 while done < *length {
-                    let n = (*length - done).min(chunk_bytes as u64);
+                    let n = (*length - done)
+                        .min(chunk_bytes as u64)
+                        .min(sink.room() as u64);
                     let range: Range<u64> = offset + done..offset + done + n;
                     let chunk = io.read_range(uri, range).await?;
                     crc.feed(pos, &chunk);
