@@ -29,8 +29,15 @@
 //! Deletion-vector tables: the bucket compactions keep the buckets' vectors as for any
 //! deletion-vector table (level 0 is forced up, replaced rows above it are marked).
 //!
-//! Unsupported (errors saying so): BLOB columns, record-level expiry; external data paths
-//! with `index-file-in-data-file-dir`.
+//! Managed BLOB columns: the postpone files hold blob descriptors into the packs of
+//! `bucket-postpone`; the replay hands them to the fixed-bucket writer as file references
+//! (see [`crate::write::blob_refs`]), which copies their bytes into new packs of the real
+//! buckets (streamed, never held in memory), as Java's `MergeTreeWriter` externalizes every
+//! record it writes, the replayed ones included. The postpone packs are left to pack
+//! collection once no snapshot names the postpone files.
+//!
+//! Unsupported (errors saying so): record-level expiry; external data paths with
+//! `index-file-in-data-file-dir`.
 
 use std::collections::BTreeMap;
 
@@ -77,20 +84,13 @@ impl PostponePartition {
 ///
 /// # Errors
 /// [`Error::Invalid`] for a table that is not a postpone-bucket primary-key table;
-/// [`Error::Unsupported`] naming the feature (BLOB columns, record-level expiry, external
-/// data paths).
+/// [`Error::Unsupported`] naming the feature (record-level expiry, external data paths).
 pub fn check_postpone_supported(schema: &TableSchema) -> Result<()> {
     let options = schema.core_options();
     if !schema.is_primary_key_table() || options.bucket()? != POSTPONE_BUCKET {
         return Err(Error::invalid(
             "postpone compaction needs a primary-key table with 'bucket' = -2",
         ));
-    }
-    if let Some(f) = schema.fields.iter().find(|f| f.data_type.is_blob()) {
-        return Err(Error::unsupported(format!(
-            "compacting postpone-bucket tables with BLOB columns (column '{}')",
-            f.name
-        )));
     }
     super::planner::check_compaction_options(&options)
 }
