@@ -953,7 +953,7 @@ impl CompactRewriter {
             ..WriteRestore::default()
         };
         Ok(CompactRewriter {
-            write: TableWrite::try_new(schema, restore, options)?,
+            write: TableWrite::try_new(schema, restore, options)?.without_blob_references(),
             partition,
             bucket,
             tracking: None,

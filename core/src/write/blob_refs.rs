@@ -275,3 +275,125 @@ pub fn resolve_blob_references_machine(
         resolve_blob_references(&io, &schema, &batch).await
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::append::CompactRewriter;
+    use crate::io::MemoryStore;
+    use crate::spec::BinaryRow;
+    use crate::write::create::new_table_schema;
+    use crate::write::{FileContent, TableWrite, WriteOptions, WriteRestore};
+
+    fn de_schema() -> TableSchema {
+        new_table_schema(
+            br#"{"fields": [{"name": "id", "type": "INT"}, {"name": "b", "type": "BLOB"}],
+                 "options": {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}}"#,
+            0,
+        )
+        .unwrap()
+    }
+
+    fn input(values: Vec<Option<Vec<u8>>>) -> RecordBatch {
+        let ids: ArrayRef = Arc::new(arrow_array::Int32Array::from_iter_values(
+            0..values.len() as i32,
+        ));
+        let b: ArrayRef = Arc::new(LargeBinaryArray::from_iter(values));
+        RecordBatch::try_from_iter([("id", ids), ("b", b)]).unwrap()
+    }
+
+    fn options() -> WriteOptions {
+        WriteOptions {
+            seed: 3,
+            time_millis: 0,
+        }
+    }
+
+    #[test]
+    fn lengths_are_resolved_and_bad_references_rejected() {
+        let mut store = MemoryStore::new();
+        store
+            .objects
+            .insert("file:/x/src.bin".into(), bytes::Bytes::from(vec![7u8; 500]));
+        let schema = de_schema();
+        let d = |uri: &str, o: i64, l: i64| Some(BlobDescriptor::new(uri, o, l).serialize());
+        let batch = input(vec![
+            Some(b"raw".to_vec()),
+            d("file:/x/src.bin", 100, -1),
+            None,
+            d("file:/x/src.bin", 0, 500),
+        ]);
+        assert!(has_blob_references(&schema, &batch).unwrap());
+        assert!(!has_blob_references(&schema, &input(vec![Some(b"raw".to_vec())])).unwrap());
+        let out = store
+            .run(resolve_blob_references_machine(schema.clone(), batch))
+            .unwrap()
+            .remove(0);
+        let b = out.column(1).as_binary::<i64>();
+        assert_eq!(b.value(0), b"raw");
+        let resolved = BlobDescriptor::deserialize(b.value(1)).unwrap();
+        assert_eq!((resolved.offset(), resolved.length()), (100, 400));
+        assert!(b.is_null(2));
+        assert_eq!(
+            BlobDescriptor::deserialize(b.value(3)).unwrap().length(),
+            500
+        );
+        for (bad, want) in [
+            (
+                d("file:/x/none.bin", 0, 1),
+                "row 0: blob descriptor of file:/x/none.bin: the object does not exist",
+            ),
+            (
+                d("file:/x/src.bin", 400, 101),
+                "bytes 400..501 are past the end of the object (500 bytes)",
+            ),
+            (d("file:/x/src.bin", 501, -1), "offset 501 is past the end"),
+            (d("file:/x/src.bin", -1, 5), "negative offset -1"),
+            (d("file:/x/src.bin", 0, -2), "invalid length -2"),
+        ] {
+            let e = store
+                .run(resolve_blob_references_machine(
+                    schema.clone(),
+                    input(vec![bad]),
+                ))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want) && e.contains("column 'b'"), "{e}");
+        }
+    }
+
+    /// A table write copies the bytes a descriptor names; a compaction rewrite keeps stored
+    /// bytes that look like a descriptor as they are.
+    #[test]
+    fn compaction_rewrites_never_read_stored_bytes_as_references() {
+        let looks_like = BlobDescriptor::new("file:/x/src.bin", 0, 3).serialize();
+        let batch = input(vec![Some(looks_like.clone())]);
+        let blob_content = |files: Vec<crate::write::FileToPut>| {
+            files
+                .into_iter()
+                .find(|f| f.path.ends_with(".blob"))
+                .unwrap()
+                .content
+        };
+        let mut w = TableWrite::try_new(de_schema(), WriteRestore::default(), options()).unwrap();
+        w.write(&batch).unwrap();
+        w.prepare_commit().unwrap();
+        assert!(matches!(
+            blob_content(w.take_files()),
+            FileContent::Streamed(_)
+        ));
+        let mut r =
+            CompactRewriter::try_new(de_schema(), BinaryRow::empty(), 0, None, true, options())
+                .unwrap();
+        r.write(&batch).unwrap();
+        r.finish().unwrap();
+        let FileContent::Bytes(bytes) = blob_content(r.take_files()) else {
+            panic!("a compaction rewrite must store the bytes");
+        };
+        assert!(
+            bytes
+                .windows(looks_like.len())
+                .any(|w| w == looks_like.as_slice())
+        );
+    }
+}

@@ -60,6 +60,9 @@ pub(crate) struct BlobLayout {
     target_file_size: u64,
     /// The statistics of a `.blob` file (none, per `metadata.stats-dense-store`).
     stats: (SimpleStats, Option<Vec<String>>),
+    /// Values that are serialized blob descriptors are file references (input rows); false
+    /// for rewrites of stored bytes (compaction), which are never interpreted.
+    pub(crate) references: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -160,6 +163,7 @@ impl BlobLayout {
             columns,
             target_file_size,
             stats,
+            references: true,
         }))
     }
 
@@ -343,9 +347,14 @@ impl BlobFiles {
                 .get(col.idx)
                 .ok_or_else(|| Error::invalid(format!("no input for column '{}'", col.name)))?;
             for row in 0..rows {
-                let (_, file) = w
-                    .open
-                    .get_or_insert_with(|| (next_name(), BlobFileWriter::with_references()));
+                let (_, file) = w.open.get_or_insert_with(|| {
+                    let writer = if layout.references {
+                        BlobFileWriter::with_references()
+                    } else {
+                        BlobFileWriter::new()
+                    };
+                    (next_name(), writer)
+                });
                 file.push_value(values.as_ref(), row, col.kind)?;
                 if file.position() >= layout.target_file_size {
                     w.roll()?;

@@ -259,6 +259,18 @@ struct OpenFile {
 }
 
 impl TableWrite {
+    /// Write stored bytes as they are: BLOB values that are serialized blob descriptors are
+    /// not read as file references (see [`crate::write::blob_refs`]). For rewrites of values
+    /// read back from the table (append and data-evolution compaction), whose bytes must
+    /// never be reinterpreted; managed columns of primary-key tables keep references (their
+    /// replayed values are descriptors of packs, copied as Java's writers copy them).
+    pub fn without_blob_references(mut self) -> Self {
+        if let Some(b) = &mut self.blob {
+            b.references = false;
+        }
+        self
+    }
+
     /// The table schema this writer writes.
     pub fn schema(&self) -> &TableSchema {
         &self.schema
