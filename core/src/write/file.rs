@@ -209,7 +209,7 @@ pub async fn put_file_in_parts<T>(io: &Io<T>, file: FileToPut, part_bytes: usize
         io,
         path: &path,
         part_bytes,
-        buf: Vec::with_capacity(part_bytes),
+        buf: Vec::new(),
         sent: 0,
     });
     let result = async {
@@ -246,10 +246,10 @@ impl<T> Sink<'_, T> {
         }
     }
 
-    async fn push(&mut self, chunk: &[u8]) -> Result<()> {
+    async fn push(&mut self, chunk: Bytes) -> Result<()> {
         match self {
             Sink::Whole(v) => {
-                v.extend_from_slice(chunk);
+                v.extend_from_slice(&chunk);
                 Ok(())
             }
             Sink::Parts(p) => p.push(chunk).await,
@@ -267,10 +267,20 @@ struct PartSender<'a, T> {
 }
 
 impl<T> PartSender<'_, T> {
-    async fn push(&mut self, chunk: &[u8]) -> Result<()> {
-        self.buf.extend_from_slice(chunk);
+    /// Add `chunk`; a chunk that is a whole part by itself (nothing buffered) is sent as it
+    /// is, without a copy.
+    async fn push(&mut self, chunk: Bytes) -> Result<()> {
+        if self.buf.is_empty() && chunk.len() >= self.part_bytes {
+            self.io.put_part(self.path, self.sent, chunk).await?;
+            self.sent += 1;
+            return Ok(());
+        }
+        if self.buf.is_empty() {
+            self.buf.reserve_exact(self.part_bytes.max(chunk.len()));
+        }
+        self.buf.extend_from_slice(&chunk);
         if self.buf.len() >= self.part_bytes {
-            let full = std::mem::replace(&mut self.buf, Vec::with_capacity(self.part_bytes));
+            let full = std::mem::take(&mut self.buf);
             self.io
                 .put_part(self.path, self.sent, Bytes::from(full))
                 .await?;
@@ -304,7 +314,7 @@ async fn assemble<T>(
         match piece {
             FilePiece::Bytes(b) => {
                 crc.feed(pos, b);
-                sink.push(b).await?;
+                sink.push(b.clone()).await?;
                 pos += b.len() as u64;
             }
             FilePiece::Copy {
@@ -320,7 +330,7 @@ async fn assemble<T>(
                     let range: Range<u64> = offset + done..offset + done + n;
                     let chunk = io.read_range(uri, range).await?;
                     crc.feed(pos, &chunk);
-                    sink.push(&chunk).await?;
+                    sink.push(chunk).await?;
                     pos += n;
                     done += n;
                 }
@@ -329,7 +339,7 @@ async fn assemble<T>(
                 let value = crc.finish(*start, pos, path)?;
                 let b = value.to_le_bytes();
                 crc.feed(pos, &b);
-                sink.push(&b).await?;
+                sink.push(Bytes::copy_from_slice(&b)).await?;
                 pos += 4;
             }
         }
