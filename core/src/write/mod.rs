@@ -14,6 +14,7 @@ pub mod dynamic_bucket;
 pub mod encode;
 pub mod external;
 pub mod ids;
+pub mod inline_blob;
 pub mod job;
 pub mod kv_file;
 pub mod managed_blob;

@@ -296,12 +296,6 @@ fn unsupported_or_invalid_tables_are_named() {
             "nested",
         ),
         (
-            // inline_descriptor
-            r#"{"id": 0, "name": "id", "type": "INT"}, {"id": 1, "name": "b", "type": "BLOB"}"#,
-            r#""row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob-descriptor-field": "b""#,
-            "blob-descriptor-field",
-        ),
-        (
             // only_blobs
             r#"{"id": 1, "name": "b", "type": "BLOB"}"#,
             DE,
