@@ -893,7 +893,14 @@ impl Table {
         check_deletable(&schema).map_err(|e| Error::kernel(&context, e))?;
         let mut writer = self.new_write().await?;
         let rows: Result<u64> = async {
-            let mut stream = self.scan().with_filter(filter).to_stream().await?;
+            // Stored blob descriptors, not the bytes they point at: a `-D` row carries the
+            // values as stored (managed BLOB columns are nulled on retractions anyway).
+            let mut stream = self
+                .scan()
+                .with_filter(filter)
+                .with_blob_as_descriptor(true)
+                .to_stream()
+                .await?;
             let mut rows = 0u64;
             while let Some(batch) = futures::TryStreamExt::try_next(&mut stream).await? {
                 if batch.num_rows() == 0 {
@@ -1206,17 +1213,21 @@ impl Table {
                 .ok_or_else(|| invalid(format!("_ROW_ID {id} (row {i}) is not in the table")))?;
             by_range.entry(start).or_default().push((*id, i));
         }
-        // Current values of the non-BLOB update columns over the touched ranges.
+        // Current values of the update columns over the touched ranges, except BLOB columns
+        // in `.blob` files (placeholders keep theirs); columns stored inline are copied as
+        // stored (descriptors, view structs: read with `blob-as-descriptor`).
         let table_arrow = paimon_kernel::types::paimon_to_arrow_schema(&schema.fields)
             .map_err(|e| Error::kernel(&context, e))?;
+        let inline =
+            paimon_kernel::write::blob_validation::blob_inline_fields(&schema.core_options());
         let is_blob = |pos: usize| {
-            matches!(
-                schema.fields[pos].data_type.kind,
-                paimon_kernel::spec::TypeKind::Blob
-            ) || paimon_kernel::format::blob::BlobElementKind::try_from_data_type(
-                &schema.fields[pos].data_type,
-            )
-            .is_ok()
+            let field = &schema.fields[pos];
+            !inline.contains(&field.name)
+                && (matches!(field.data_type.kind, paimon_kernel::spec::TypeKind::Blob)
+                    || paimon_kernel::format::blob::BlobElementKind::try_from_data_type(
+                        &field.data_type,
+                    )
+                    .is_ok())
         };
         let copied: Vec<usize> = columns
             .iter()
@@ -1242,6 +1253,7 @@ impl Table {
                 .scan()
                 .with_projection(names)
                 .with_row_ranges(wanted)
+                .with_blob_as_descriptor(true)
                 .to_batches()
                 .await?;
             let all = arrow_select::concat::concat_batches(

@@ -4,7 +4,8 @@
 //!
 //! Source: Java `org.apache.paimon.table.sink.CommitMessageSerializer` (release-2.0.0,
 //! version 12; release-1.4.2 writes version 11), `DataFileMetaSerializer`,
-//! `IndexFileMetaSerializer`, `IndexFileMetaV3Deserializer`, `IndexFileMetaV4Deserializer`,
+//! `IndexFileMetaSerializer`, `IndexFileMetaV1Deserializer`, `IndexFileMetaV3Deserializer`,
+//! `IndexFileMetaV4Deserializer`, `DataFileMeta08Serializer`, `DataFileMeta09Serializer`,
 //! `org.apache.paimon.utils.ObjectSerializer`, `SerializationUtils#serializeBinaryRow`,
 //! `BinaryRowSerializer`, Flink's `SimpleVersionedSerialization` (for the [file form](encode_file)).
 //!
@@ -33,7 +34,7 @@
 //! * 10 (1.3): index rows have 6 fields (no `_GLOBAL_INDEX`).
 //! * 9 and below: the message is `partition ‖ bucket ‖ [bool ‖ int32 total-buckets] ‖` the
 //!   three data-file lists of the data increment, the three of the compaction, then the new
-//!   and the deleted index-file lists, which belong to the compaction when it has files, else
+//!   and (from version 3) the deleted index-file lists, which belong to the compaction when it has files, else
 //!   to the data increment (Java `CommitMessageSerializer#deserialize`).
 //! * 8: data-file rows have 20 fields but `_WRITE_COLS` is ignored (read as `None`).
 //! * 5-8: index rows have 5 fields (no `_EXTERNAL_PATH`).
@@ -41,9 +42,14 @@
 //!   no total-buckets flag.
 //! * 4-5: 17 data-file fields (up to `_VALUE_STATS_COLS`).
 //! * 3 (0.9): 16 data-file fields (up to `_FILE_SOURCE`). Below 5, deletion-vector ranges are
-//!   rows of 3 fields (no `_CARDINALITY`; Java reads garbage for it, here `None`).
+//!   rows of 3 fields (no `_CARDINALITY`, read as `None` as Java's `IndexFileMetaV1Deserializer`
+//!   does).
+//! * 1-2 (0.8 and before; Java 2.0 reads both the same way, `DataFileMeta08Serializer` and
+//!   `IndexFileMetaV1Deserializer`): data-file rows have 15 fields (up to
+//!   `_EMBEDDED_FILE_INDEX`; no `_FILE_SOURCE`, read as `None`), and the message has a single
+//!   index-file list after the six data-file lists, the new index files (of the compaction
+//!   when it has files, else of the data increment); there are no deleted index files.
 //!
-//! Versions 1-2 (older `DataFileMeta` and message layouts) are [`Error::Unsupported`].
 //! `DataFileMeta.SCHEMA` is the same in release-1.4.2 and release-2.0.0 (20 fields, up to
 //! `_WRITE_COLS`); [`DataFileMeta::write_cols_sequences`] (a later field) has no place in
 //! these bytes, so encoding a file that has it is [`Error::Unsupported`].
@@ -69,8 +75,8 @@ pub const VERSION: i32 = 12;
 /// The version Java Paimon release-1.4.x writes (and reads as its newest).
 pub const VERSION_1_4: i32 = 11;
 
-/// The oldest version [`decode`] reads.
-pub const MIN_DECODE_VERSION: i32 = 3;
+/// The oldest version [`decode`] reads (Java 2.0 reads versions 1 to 12).
+pub const MIN_DECODE_VERSION: i32 = 1;
 
 /// The oldest version [`encode_version`] writes.
 pub const MIN_ENCODE_VERSION: i32 = 10;
@@ -263,11 +269,12 @@ fn simple_stats_type() -> DataType {
 }
 
 /// Java `DataFileMeta.SCHEMA` (release-1.4.2 and release-2.0.0), field types only, cut to
-/// the fields of `version` (`DataFileMeta09Serializer`, `DataFileMeta10LegacySerializer`,
-/// `DataFileMeta12LegacySerializer` below 8).
+/// the fields of `version` (`DataFileMeta08Serializer` below 3, `DataFileMeta09Serializer`,
+/// `DataFileMeta10LegacySerializer`, `DataFileMeta12LegacySerializer` below 8).
 fn data_file_types(version: i32) -> Vec<DataType> {
     let arity = match version {
-        ..=3 => 16,
+        ..=2 => 15,
+        3 => 16,
         4..=5 => 17,
         6..=7 => 18,
         _ => 20,
@@ -652,7 +659,12 @@ fn read_message(r: &mut Reader<'_>, version: i32) -> Result<CommitMessage> {
         c.compact_after = read_data_files(r, version, &data_types)?;
         c.changelog_files = read_data_files(r, version, &data_types)?;
         let new_index = read_index_files(r, version, &index_types)?;
-        let deleted_index = read_index_files(r, version, &index_types)?;
+        // Versions 1-2 have no deleted index files.
+        let deleted_index = if version > 2 {
+            read_index_files(r, version, &index_types)?
+        } else {
+            Vec::new()
+        };
         if c.compact_before.is_empty() && c.compact_after.is_empty() && c.changelog_files.is_empty()
         {
             d.new_index_files = new_index;
@@ -820,6 +832,7 @@ fn read_data_files(
     types: &[DataType],
 ) -> Result<Vec<DataFileMeta>> {
     read_list(r, "data file", types, |f| {
+        // Absent (null) below version 3.
         let file_source = match f.take(15) {
             Datum::Null => None,
             Datum::TinyInt(v) => Some(FileSource::from_byte(i32::from(v)).ok_or_else(|| {

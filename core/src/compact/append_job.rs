@@ -305,13 +305,12 @@ pub async fn run_append_job<T: Send + 'static>(
                 names.extend(row_tracking_fields().map(|f| f.name));
                 names
             });
-            let ctx = Arc::new(ReadContext::try_new(
-                &plan.scan,
-                names.as_deref(),
-                None,
-                None,
-                0,
-            )?);
+            let ctx = {
+                let mut c = ReadContext::try_new(&plan.scan, names.as_deref(), None, None, 0)?;
+                // Stored blob descriptors are rewritten as stored.
+                c.descriptor_columns.clear();
+                Arc::new(c)
+            };
             for task in tasks {
                 let job = Job {
                     partition: &task.partition,
@@ -342,16 +341,17 @@ pub async fn run_append_job<T: Send + 'static>(
         }
         AppendJobTasks::DataEvolution(tasks) => {
             let (write_schema, names, write_cols) = write_layout(schema)?;
-            let ctx = Arc::new(ReadContext::try_new(
-                &plan.scan,
-                Some(&names),
-                None,
-                None,
-                0,
-            )?);
+            // Columns stored inline (blob descriptors, view structs) are rewritten as stored,
+            // never resolved to the bytes they point at.
+            let ctx = {
+                let mut c = ReadContext::try_new(&plan.scan, Some(&names), None, None, 0)?;
+                c.descriptor_columns.clear();
+                Arc::new(c)
+            };
             let full_ctx = {
                 let mut c = ReadContext::try_new(&plan.scan, None, None, None, 0)?;
                 c.blob_as_descriptor = false;
+                c.descriptor_columns.clear();
                 Arc::new(c)
             };
             for task in tasks {

@@ -268,18 +268,22 @@ impl DataEvolutionCompactTask {
 }
 
 /// How a data-evolution task reads and writes with the latest schema `schema`: the schema the
-/// rewriter writes (the BLOB columns, which live in `.blob` files, left out), the names of its
-/// fields (the read's projection), and the output's `write_cols` (`None` when nothing was left
-/// out, else those names), as Java's normal task does.
+/// rewriter writes (the BLOB columns that live in `.blob` files left out; BLOB columns stored
+/// inline, `blob-descriptor-field` / `blob-view-field`, are normal columns and stay), the
+/// names of its fields (the read's projection), and the output's `write_cols` (`None` when
+/// nothing was left out, else those names), as Java's normal task does
+/// (`DataEvolutionNormalCompactTask`: `fieldNamesInBlobFile(rowType, blobInlineField())`).
 ///
 /// # Errors
 /// [`Error::Invalid`] for a table whose columns are all BLOB columns.
 pub fn write_layout(
     schema: &TableSchema,
 ) -> Result<(TableSchema, Vec<String>, Option<Vec<String>>)> {
+    let inline = crate::write::blob_validation::blob_inline_fields(&schema.core_options());
     let mut out = schema.clone();
-    out.fields
-        .retain(|f| BlobElementKind::try_from_data_type(&f.data_type).is_err());
+    out.fields.retain(|f| {
+        BlobElementKind::try_from_data_type(&f.data_type).is_err() || inline.contains(&f.name)
+    });
     if out.fields.is_empty() {
         return Err(Error::invalid(
             "a data-evolution table whose columns are all BLOB columns has no normal file to \

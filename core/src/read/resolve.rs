@@ -7,6 +7,10 @@
 //! `BLOB` columns are `LargeBinary`; `ARRAY<BLOB>` columns lists of them (each non-null
 //! element resolved); `MAP<K, BLOB>` columns maps whose non-null values are resolved.
 //!
+//! A stored value that is a blob view struct (a `blob-descriptor-field` column may hold one,
+//! as Java's writers store it) is returned as its struct bytes, unresolved, as Java's engines
+//! return an unresolved `BlobView` (`Blob.fromBytes` checks for a view struct first).
+//!
 //! A descriptor URI under the table root (the read context's `blob_descriptor_uri_prefix`,
 //! compared after normalizing scheme case, `file:/` vs `file:///`, `.` and `..`) is read by its
 //! path relative to the root; any other URI is handed to the host as an absolute path, and a
@@ -24,7 +28,9 @@ use arrow_array::{Array, ArrayRef, LargeBinaryArray, RecordBatch};
 
 use crate::error::{Error, Result};
 use crate::format::blob::BlobElementKind;
-use crate::format::blob_descriptor::{BlobDescriptor, read_blob_descriptor, relative_to_root};
+use crate::format::blob_descriptor::{
+    BlobDescriptor, is_blob_view_struct, read_blob_descriptor, relative_to_root,
+};
 use crate::io::Io;
 use crate::read::ReadContext;
 
@@ -81,8 +87,9 @@ pub(crate) fn leaves(
     }
 }
 
+/// The descriptor stored at `i`: `None` for a null or a blob view struct (kept as stored).
 fn descriptor_at(values: &LargeBinaryArray, i: usize) -> Result<Option<BlobDescriptor>> {
-    if values.is_null(i) {
+    if values.is_null(i) || is_blob_view_struct(values.value(i)) {
         Ok(None)
     } else {
         BlobDescriptor::deserialize(values.value(i)).map(Some)
@@ -165,23 +172,26 @@ pub(crate) async fn resolve_descriptors<T>(
                 }
             }
         }
-        // Per leaf: Err(true) = a hidden non-null leaf (kept non-null, empty), Err(false) =
-        // null, Ok(descriptor) = read.
+        // Per leaf: Err(Hidden) = a hidden non-null leaf (kept non-null, empty), Err(Null) =
+        // null, Err(View) = a view struct (kept as stored), Ok(descriptor) = read.
         let descriptors = (0..values.len())
             .map(|j| {
                 if values.is_null(j) {
-                    Ok(Err(false))
-                } else if wanted[j] {
-                    BlobDescriptor::deserialize(values.value(j)).map(Ok)
+                    Ok(Err(Kept::Null))
+                } else if !wanted[j] {
+                    Ok(Err(Kept::Hidden))
+                } else if is_blob_view_struct(values.value(j)) {
+                    Ok(Err(Kept::View(j)))
                 } else {
-                    Ok(Err(true))
+                    BlobDescriptor::deserialize(values.value(j)).map(Ok)
                 }
             })
             .collect::<Result<Vec<_>>>()?;
         let reads = descriptors.iter().map(|d| async move {
             match d {
-                Err(false) => Ok(None),
-                Err(true) => Ok(Some(bytes::Bytes::new())),
+                Err(Kept::Null) => Ok(None),
+                Err(Kept::Hidden) => Ok(Some(bytes::Bytes::new())),
+                Err(Kept::View(j)) => Ok(Some(bytes::Bytes::copy_from_slice(values.value(*j)))),
                 Ok(d) => {
                     let relative = if root.is_empty() {
                         None
@@ -209,6 +219,13 @@ pub(crate) async fn resolve_descriptors<T>(
     }
     RecordBatch::try_new(batch.schema(), columns)
         .map_err(|e| Error::arrow("resolving blob descriptors", e))
+}
+
+/// A leaf that is not read: null, not visible, or a blob view struct (its position).
+enum Kept {
+    Null,
+    Hidden,
+    View(usize),
 }
 
 /// An error of reading a descriptor's absolute URI that a moved (copied, served) table gives:

@@ -39,14 +39,6 @@ use crate::spec::{
 };
 use crate::write::stats::StatsCollector;
 
-/// Options naming BLOB columns that are stored inline (as descriptors or views) in the normal
-/// file instead of `.blob` files (Java `CoreOptions#blobInlineField`).
-const BLOB_INLINE_FIELD_OPTIONS: [&str; 3] = [
-    "blob-descriptor-field",
-    "blob.stored-descriptor-fields",
-    "blob-view-field",
-];
-
 /// Which columns of a table go to the normal file and which to `.blob` files.
 #[derive(Debug, Clone)]
 pub(crate) struct BlobLayout {
@@ -75,19 +67,23 @@ struct BlobColumn {
 
 impl BlobLayout {
     /// The layout of `schema`, `None` when it has no `BLOB`, `ARRAY<BLOB>` or `MAP<K, BLOB>`
-    /// column. `target_file_size` is the table's `target-file-size`, the default of
-    /// `blob.target-file-size`.
+    /// column other than those stored inline in the normal file (`blob-descriptor-field`,
+    /// `blob.stored-descriptor-fields`, `blob-view-field`: normal columns here, see
+    /// [`crate::write::inline_blob`]; as Java's `BlobFileContext#create`, a table whose BLOB
+    /// columns are all inline writes whole-row files). `target_file_size` is the table's
+    /// `target-file-size`, the default of `blob.target-file-size`.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for BLOB columns of a table without data evolution, BLOBs nested
-    /// elsewhere (e.g. `ROW<BLOB>`), blob columns stored inline (`blob-descriptor-field`,
-    /// `blob-view-field`); [`Error::Invalid`] for a bad `blob.target-file-size`, a table whose
-    /// columns are all blob columns, or a blob partition key.
+    /// [`Error::Unsupported`] for BLOB columns (inline ones too) of a table without data
+    /// evolution, BLOBs nested elsewhere (e.g. `ROW<BLOB>`); [`Error::Invalid`] for a bad
+    /// `blob.target-file-size`, a table whose columns are all blob columns, or a blob
+    /// partition key (Java's rules cover inline columns too).
     pub(crate) fn try_new(
         schema: &TableSchema,
         options: &CoreOptions,
         target_file_size: u64,
     ) -> Result<Option<Self>> {
+        let inline = crate::write::blob_validation::blob_inline_fields(options);
         let mut columns = Vec::new();
         let mut normal_idx = Vec::new();
         for (idx, f) in schema.fields.iter().enumerate() {
@@ -116,14 +112,6 @@ impl BlobLayout {
                  (data-evolution.enabled = false)",
             ));
         }
-        if let Some(key) = BLOB_INLINE_FIELD_OPTIONS
-            .iter()
-            .find(|k| options.get(k).is_some_and(|v| !v.trim().is_empty()))
-        {
-            return Err(Error::unsupported(format!(
-                "writing BLOB columns stored inline in the data file ({key})"
-            )));
-        }
         if normal_idx.is_empty() {
             return Err(Error::invalid(
                 "a table with BLOB columns needs other (normal) columns",
@@ -137,6 +125,16 @@ impl BlobLayout {
                 "the BLOB column '{}' cannot be a partition key",
                 c.name
             )));
+        }
+        // Inline columns are normal columns of the normal file.
+        let (inline_columns, columns): (Vec<BlobColumn>, Vec<BlobColumn>) =
+            columns.into_iter().partition(|c| inline.contains(&c.name));
+        if !inline_columns.is_empty() {
+            normal_idx.extend(inline_columns.iter().map(|c| c.idx));
+            normal_idx.sort_unstable();
+        }
+        if columns.is_empty() {
+            return Ok(None);
         }
         let target_file_size = match options.get("blob.target-file-size") {
             None => target_file_size,

@@ -16,6 +16,7 @@ pub mod encode;
 pub mod external;
 pub mod file;
 pub mod ids;
+pub mod inline_blob;
 pub mod job;
 pub mod kv_file;
 pub mod managed_blob;

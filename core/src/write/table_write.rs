@@ -52,6 +52,7 @@ use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, H
 use crate::write::encode::DataFileEncoder;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
+use crate::write::inline_blob::InlineBlobColumns;
 use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
 use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters, SidecarCollector};
 use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
@@ -184,6 +185,8 @@ pub struct TableWrite {
     blob: Option<BlobLayout>,
     /// Primary-key tables with managed BLOB columns (see [`crate::write::managed_blob`]).
     managed: Option<ManagedBlobColumns>,
+    /// BLOB columns stored inline in the data file (see [`crate::write::inline_blob`]).
+    inline: Option<InlineBlobColumns>,
     /// The table's root URI as Java writes it into pack descriptors (`file:/tmp/t`); needed
     /// by tables with managed BLOB columns ([`TableWrite::with_table_uri`]).
     table_uri: Option<String>,
@@ -279,8 +282,8 @@ impl TableWrite {
     /// A writer for `schema` (the table's latest schema), continuing after `restore`.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for tables we cannot write yet (e.g. BLOB columns stored inline
-    /// or without data evolution, rescaled buckets), naming the feature; [`Error::Invalid`] for
+    /// [`Error::Unsupported`] for tables we cannot write yet (e.g. BLOB columns of an append
+    /// table without data evolution, rescaled buckets), naming the feature; [`Error::Invalid`] for
     /// bad options (named), e.g. row tracking on a table that is not an append table with
     /// `bucket` = -1.
     pub fn try_new(
@@ -408,11 +411,11 @@ impl TableWrite {
             if managed.is_some() {
                 crate::write::blob_validation::validate_blob_fields(&schema)?;
             }
-            reject_inline_blob_fields(&schema, &core)?;
             (None, managed)
         } else {
             (BlobLayout::try_new(&schema, &core, target_file_size)?, None)
         };
+        let inline = InlineBlobColumns::try_new(&schema, &core)?;
         let table_arrow = paimon_to_arrow_schema(&schema.fields)?;
         let mut names = NameSource::new(options.seed);
         let postpone = match (&kv, mode) {
@@ -480,6 +483,7 @@ impl TableWrite {
             postpone,
             blob,
             managed,
+            inline,
             table_uri: None,
             sequence_per_file: data_evolution,
             schema,
@@ -631,7 +635,9 @@ impl TableWrite {
     /// # Errors
     /// [`Error::Invalid`] naming the column and row, before anything of this batch is
     /// written: an unknown or missing column, a value that does not fit the column's type, a
-    /// NULL in a NOT NULL column, a bad row kind, a retraction on an append table.
+    /// NULL in a NOT NULL column, a bad row kind, a retraction on an append table, a value of
+    /// a BLOB column stored inline that is not a blob descriptor or view struct
+    /// ([`crate::write::inline_blob`]).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
@@ -768,6 +774,9 @@ impl TableWrite {
                 )));
             }
             columns.push(col);
+        }
+        if let Some(inline) = &self.inline {
+            inline.encode_columns(&mut columns)?;
         }
         let kinds = match self.rowkind_field {
             Some(i) => Some(row_kinds(&columns[i], &self.schema.fields[i].name)?),
@@ -1806,24 +1815,6 @@ impl KvLayout {
         };
         Ok((meta, Bytes::from(bytes)))
     }
-}
-
-/// Primary-key tables: BLOB columns stored inline (`blob-descriptor-field`, `blob-view-field`)
-/// are not written yet.
-fn reject_inline_blob_fields(schema: &TableSchema, options: &CoreOptions) -> Result<()> {
-    let inline = crate::write::blob_validation::blob_inline_fields(options);
-    if let Some(f) = schema
-        .fields
-        .iter()
-        .find(|f| inline.contains(&f.name) && matches!(f.data_type.kind, TypeKind::Blob))
-    {
-        return Err(Error::unsupported(format!(
-            "writing the BLOB column '{}' stored inline (blob-descriptor-field / blob-view-field) \
-             of a primary-key table",
-            f.name
-        )));
-    }
-    Ok(())
 }
 
 /// A memory-size option in bytes, Java's default when absent.

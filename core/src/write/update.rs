@@ -7,8 +7,11 @@
 //! updated columns, so a data-evolution read takes those columns from the new files (newest
 //! wins) and the others from the older layers:
 //!
-//! * one normal file with the updated non-BLOB columns, holding every row of the range (the
-//!   host passes the current values of the rows it does not change);
+//! * one normal file with the updated non-BLOB columns and BLOB columns stored inline
+//!   (`blob-descriptor-field`, `blob-view-field`: descriptors or view structs, checked and
+//!   stored as [`crate::write::inline_blob`] says), holding every row of the range (the host
+//!   passes the current values of the rows it does not change, stored descriptors for inline
+//!   BLOB columns);
 //! * per updated BLOB column, `.blob` files holding the new value of each changed row and a
 //!   placeholder (`-2`) for every other row, so untouched blobs are neither read nor copied
 //!   (an explicit NULL writes `-1`).
@@ -36,6 +39,7 @@ use crate::write::blob_write::BlobLayout;
 use crate::write::encode::DataFileEncoder;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
+use crate::write::inline_blob::{InlineBlobColumns, encode_column};
 use crate::write::stats::StatsCollector;
 use crate::write::{FileToPut, WriteOptions};
 
@@ -64,6 +68,8 @@ pub struct UpdateWriter {
     format: String,
     options: crate::spec::CoreOptions,
     blob: Option<BlobLayout>,
+    /// BLOB columns stored inline: normal columns whose values are encoded as stored.
+    inline: Option<InlineBlobColumns>,
     naming: PartitionNaming,
     data_root: String,
     partition_fields: Vec<DataField>,
@@ -87,8 +93,7 @@ impl UpdateWriter {
     /// # Errors
     /// [`Error::Invalid`] when the table is not a data-evolution table
     /// (`row-tracking.enabled` and `data-evolution.enabled`); as the append writer for
-    /// options it does not support (inline blobs); an invalid
-    /// `data-file.external-paths*` option.
+    /// options it does not support; an invalid `data-file.external-paths*` option.
     pub fn try_new(schema: TableSchema, options: WriteOptions) -> Result<Self> {
         let core = schema.core_options();
         if !(core.row_tracking_enabled()? && core.data_evolution_enabled()?) {
@@ -105,6 +110,7 @@ impl UpdateWriter {
         .and_then(|b| u64::try_from(b).ok())
         .ok_or_else(|| Error::invalid("option 'target-file-size' is not a memory size"))?;
         let blob = BlobLayout::try_new(&schema, &core, target_file_size)?;
+        let inline = InlineBlobColumns::try_new(&schema, &core)?;
         let partition_fields = schema
             .partition_keys
             .iter()
@@ -132,6 +138,7 @@ impl UpdateWriter {
                 .unwrap_or_default(),
             options: core,
             blob,
+            inline,
             partition_fields,
             time_millis: options.time_millis,
             prefix,
@@ -198,7 +205,12 @@ impl UpdateWriter {
                 )));
             }
             normal_fields.push(field.clone());
-            normal_values.push(values.clone());
+            match self.inline.as_ref().and_then(|i| i.kind_of(name)) {
+                // Every row's value, updated or not, is written as stored (the caller passes
+                // the stored descriptors of the rows not updated).
+                Some(kind) => normal_values.push(encode_column(values, name, kind)?),
+                None => normal_values.push(values.clone()),
+            }
         }
         let ppath = partition_path(&self.partition_fields, &update.partition, &self.naming)?;
         let bucket_dir = bucket_path(&self.data_root, &ppath, update.bucket);

@@ -306,7 +306,7 @@ pub(crate) struct CommitArgs {
     /// Table directory or URL.
     table: String,
     /// Commit messages: Java `CommitMessageSerializer` bytes in the file form of
-    /// `write --prepare-only` (versions 3-12; `-` for stdin).
+    /// `write --prepare-only` (versions 1-12; `-` for stdin).
     #[arg(long, value_name = "FILE|-")]
     messages: String,
     /// Overwrite (as `write --overwrite`) instead of adding.

@@ -54,6 +54,11 @@ pub fn java_rows_with(dir: &Path, args: &[&str]) -> Option<Vec<String>> {
 /// pypaimon's rows of the table at `dir` (`<warehouse>/<db>.db/<table>`), in the corpus'
 /// canonical JSON (`make_corpus.canon_table`) and sorted, when its venv is installed.
 pub fn pypaimon_rows(dir: &Path) -> Option<Vec<String>> {
+    pypaimon_rows_result(dir).map(|r| r.unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// [`pypaimon_rows`], with pypaimon's error (`Err`) when it cannot read the table.
+pub fn pypaimon_rows_result(dir: &Path) -> Option<Result<Vec<String>, String>> {
     let venv = std::env::var_os("PAIMON_VENV")
         .map(PathBuf::from)
         .or_else(|| {
@@ -88,17 +93,18 @@ for r in canon_table(read_arrow(table)):
         .arg(name)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "pypaimon read of {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if !out.status.success() {
+        return Some(Err(format!(
+            "pypaimon read of {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
     let rows: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    Some(sorted_strings(&rows))
+    Some(Ok(sorted_strings(&rows)))
 }

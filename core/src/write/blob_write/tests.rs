@@ -283,7 +283,7 @@ fn row_tracking_case(options: &str, sequences: Option<(i64, i64)>) {
 
 #[test]
 fn unsupported_or_invalid_tables_are_named() {
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 5] = [
         (
             // blob_without_data_evolution
             r#"{"id": 0, "name": "id", "type": "INT"}, {"id": 1, "name": "b", "type": "BLOB"}"#,
@@ -296,12 +296,6 @@ fn unsupported_or_invalid_tables_are_named() {
        {"id": 1, "name": "r", "type": {"type": "ROW", "fields": [{"id": 2, "name": "b", "type": "BLOB"}]}}"#,
             DE,
             "nested",
-        ),
-        (
-            // inline_descriptor
-            r#"{"id": 0, "name": "id", "type": "INT"}, {"id": 1, "name": "b", "type": "BLOB"}"#,
-            r#""row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob-descriptor-field": "b""#,
-            "blob-descriptor-field",
         ),
         (
             // only_blobs
@@ -357,4 +351,126 @@ fn blob_file_payloads_keep_empty_and_null_apart() {
     let index = decode_blob_file_index(bytes_of(&files, &thumb.file_name), "t").unwrap();
     assert_eq!(index.null_count(), 1);
     assert_eq!(index.row_count(), 3);
+}
+
+/// `b`'s column names over `cols` (nullability from the values).
+fn with_columns(b: &RecordBatch, cols: Vec<ArrayRef>) -> RecordBatch {
+    RecordBatch::try_from_iter(
+        b.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .zip(cols),
+    )
+    .unwrap()
+}
+
+/// A v2 blob descriptor of `len` bytes at `offset` of `/src`.
+fn descriptor(offset: i64, len: i64) -> Vec<u8> {
+    crate::format::blob_descriptor::BlobDescriptor::new("file:/src", offset, len).serialize()
+}
+
+/// Columns stored inline (`blob-descriptor-field`, `blob-view-field`) stay in the normal file
+/// (`write_cols` keeps them, in table order); only the other BLOB columns get `.blob` files.
+/// A table whose BLOB columns are all inline writes whole-row files, as Java's
+/// `BlobFileContext#create` (no blob file needed) leads to.
+#[test]
+fn inline_blob_columns_stay_in_the_normal_file() {
+    let rows = |n: i32| {
+        let mut b = blob_batch(n);
+        let thumb: ArrayRef = Arc::new(LargeBinaryArray::from_iter(
+            (0..n).map(|i| (i != 1).then(|| descriptor(i as i64, 3))),
+        ));
+        let mut cols = b.columns().to_vec();
+        cols[1] = thumb;
+        b = with_columns(&b, cols);
+        b
+    };
+    let (messages, files) = write(
+        schema(
+            BLOB_FIELDS,
+            &format!(r#"{DE}, "blob-descriptor-field": "thumb""#),
+        ),
+        &[rows(4)],
+    );
+    let metas = new_files(&messages);
+    let write_cols: Vec<_> = metas.iter().map(|m| m.write_cols.clone()).collect();
+    assert_eq!(
+        write_cols,
+        vec![
+            Some(vec!["id".into(), "thumb".into(), "name".into()]),
+            Some(vec!["full".into()]),
+        ]
+    );
+    // The normal file's statistics cover its three columns (the BLOB one: nulls only).
+    assert_eq!(
+        metas[0].value_stats.null_counts,
+        vec![Some(0), Some(1), Some(0)]
+    );
+    assert_eq!(blob_rows(bytes_of(&files, &metas[1].file_name)).len(), 4);
+
+    // Every BLOB column inline: whole-row files, no `.blob` file.
+    let (messages, _) = write(
+        schema(
+            BLOB_FIELDS,
+            &format!(r#"{DE}, "blob-descriptor-field": "thumb", "blob-view-field": "full""#),
+        ),
+        &[{
+            let b = rows(2);
+            let view = crate::format::blob_descriptor::BlobViewStruct {
+                identifier: "db.t".into(),
+                field_id: 1,
+                row_id: 0,
+            }
+            .serialize()
+            .unwrap();
+            let mut cols = b.columns().to_vec();
+            cols[3] = Arc::new(LargeBinaryArray::from_iter(vec![Some(view), None]));
+            with_columns(&b, cols)
+        }],
+    );
+    let metas = new_files(&messages);
+    assert_eq!(metas.len(), 1);
+    assert_eq!(metas[0].write_cols, None);
+
+    // Raw bytes in an inline column: refused before anything is written.
+    let mut w = TableWrite::try_new(
+        schema(
+            BLOB_FIELDS,
+            &format!(r#"{DE}, "blob-descriptor-field": "thumb""#),
+        ),
+        WriteRestore::default(),
+        WriteOptions {
+            seed: 7,
+            time_millis: 1_000,
+        },
+    )
+    .unwrap();
+    let err = w.write(&blob_batch(3)).unwrap_err().to_string();
+    assert!(
+        err.starts_with("column 'thumb' (blob-descriptor-field), row 0: BLOB inline fields"),
+        "{err}"
+    );
+    assert!(w.take_files().is_empty());
+    assert!(w.prepare_commit().unwrap().is_empty());
+}
+
+/// Java's rules for BLOB columns cover inline ones: data evolution on append tables, other
+/// columns, no partition key.
+#[test]
+fn inline_blob_columns_follow_the_blob_table_rules() {
+    let fields =
+        r#"{"id": 0, "name": "id", "type": "INT"}, {"id": 1, "name": "b", "type": "BLOB"}"#;
+    for (options, message) in [
+        (
+            r#""blob-descriptor-field": "b""#,
+            "Data evolution config must enabled",
+        ),
+        (
+            r#""blob-view-field": "b""#,
+            "Data evolution config must enabled",
+        ),
+    ] {
+        invalid_case(fields, options, message);
+    }
 }

@@ -30,10 +30,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 
 /**
- * Bytes of the older CommitMessageSerializer versions 3-10 that release-2.0.0 still reads.
+ * Bytes of the older CommitMessageSerializer versions 1-10 that release-2.0.0 still reads.
  *
  * <p>No Java release on the class path writes them, so {@code gen-legacy DIR} lays them out
- * from Java's own row serializers and the legacy schemas ({@code DataFileMeta09Serializer},
+ * from Java's own row serializers and the legacy schemas ({@code DataFileMeta08Serializer},
+ * {@code DataFileMeta09Serializer},
  * {@code DataFileMeta10LegacySerializer}, {@code DataFileMeta12LegacySerializer},
  * {@code IndexFileMetaV1/V2/V3Deserializer}), framed as {@code CommitMessageSerializer}
  * reads them, and accepts a file only if Java's {@code deserializeList(version, ...)} gives
@@ -46,7 +47,7 @@ public class LegacyCheck {
         Path dir = Paths.get(args[1]);
         Files.createDirectories(dir);
         CommitMessageSerializer ser = new CommitMessageSerializer();
-        for (int v = 3; v <= 10; v++) {
+        for (int v = 1; v <= 10; v++) {
             List<CommitMessage> expected = expected(v);
             byte[] bytes = write(v, expected);
             List<CommitMessage> got =
@@ -62,7 +63,7 @@ public class LegacyCheck {
     }
 
     static int dataArity(int v) {
-        return v == 3 ? 16 : v <= 5 ? 17 : v <= 7 ? 18 : 20;
+        return v <= 2 ? 15 : v == 3 ? 16 : v <= 5 ? 17 : v <= 7 ? 18 : 20;
     }
 
     static int indexArity(int v) {
@@ -87,7 +88,7 @@ public class LegacyCheck {
                 f.creationTime(),
                 f.deleteRowCount().orElse(null),
                 f.embeddedIndex(),
-                f.fileSource().orElse(null),
+                v >= 3 ? f.fileSource().orElse(null) : null,
                 v >= 4 ? f.valueStatsCols() : null,
                 v >= 6 ? f.externalPath().orElse(null) : null,
                 v >= 8 ? f.firstRowId() : null,
@@ -104,7 +105,53 @@ public class LegacyCheck {
                 v >= 9 ? "s3://bucket/ext/index-hash-0" : null);
     }
 
+    /** A deletion-vector index whose ranges have no cardinality (versions 1-4 carry none). */
+    static IndexFileMeta dvNoCardinality() {
+        LinkedHashMap<String, org.apache.paimon.index.DeletionVectorMeta> ranges =
+                new LinkedHashMap<>();
+        ranges.put(
+                "data-a.parquet",
+                new org.apache.paimon.index.DeletionVectorMeta("data-a.parquet", 1, 22, null));
+        ranges.put(
+                "data-b.parquet",
+                new org.apache.paimon.index.DeletionVectorMeta("data-b.parquet", 23, 9, null));
+        return new IndexFileMeta("DELETION_VECTORS", "index-dv-1", 32, 2, ranges, null);
+    }
+
     static List<CommitMessage> expected(int v) {
+        if (v <= 2) {
+            // Versions 1-2 have no deleted index files: one new-index list per message, in
+            // the data increment unless the compaction has files.
+            return Arrays.asList(
+                    new CommitMessageImpl(
+                            SerializerCheck.partition(),
+                            1,
+                            null,
+                            new DataIncrement(
+                                    SerializerCheck.list(file(v)),
+                                    SerializerCheck.list(file(v)),
+                                    SerializerCheck.list(file(v)),
+                                    SerializerCheck.listIdx(dvNoCardinality(), hash(v)),
+                                    SerializerCheck.listIdx()),
+                            new CompactIncrement(
+                                    SerializerCheck.list(),
+                                    SerializerCheck.list(),
+                                    SerializerCheck.list())),
+                    new CommitMessageImpl(
+                            BinaryRow.EMPTY_ROW,
+                            0,
+                            null,
+                            new DataIncrement(
+                                    SerializerCheck.list(),
+                                    SerializerCheck.list(),
+                                    SerializerCheck.list()),
+                            new CompactIncrement(
+                                    SerializerCheck.list(file(v)),
+                                    SerializerCheck.list(file(v)),
+                                    SerializerCheck.list(file(v)),
+                                    SerializerCheck.listIdx(hash(v)),
+                                    SerializerCheck.listIdx())));
+        }
         // Version 3-4 deletion-vector ranges have no cardinality field (Java reads garbage
         // for it), so they carry no DV index here.
         IndexFileMeta dv = v >= 5 ? SerializerCheck.dvIndex() : hash(v);
@@ -220,7 +267,10 @@ public class LegacyCheck {
                 dataList(ci.compactAfter(), v, out);
                 dataList(ci.changelogFiles(), v, out);
                 indexList(toCompact ? ci.newIndexFiles() : d.newIndexFiles(), v, out);
-                indexList(toCompact ? ci.deletedIndexFiles() : d.deletedIndexFiles(), v, out);
+                if (v > 2) {
+                    indexList(
+                            toCompact ? ci.deletedIndexFiles() : d.deletedIndexFiles(), v, out);
+                }
             }
         }
         return bytes.toByteArray();
