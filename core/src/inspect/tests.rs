@@ -269,7 +269,8 @@ fn pk_preview_is_the_planners_plan() {
 
 #[test]
 fn unsupported_planners_make_the_preview_unavailable() {
-    // Postpone buckets are planned (nothing to move here); with a BLOB column they are not.
+    // Postpone buckets are planned (nothing to move here), with a BLOB column too; with
+    // record-level expiry they are not.
     let mut postpone = pk_schema(r#""bucket": "-2""#);
     let p = compaction_preview(&postpone, Some(1), &[], &[], false, 0).unwrap();
     assert!(p.available && p.tasks.is_empty(), "{p:?}");
@@ -280,9 +281,15 @@ fn unsupported_planners_make_the_preview_unavailable() {
         crate::spec::DataType::parse_sql("BLOB").unwrap(),
     ));
     let p = compaction_preview(&postpone, Some(1), &[], &[], false, 0).unwrap();
+    assert!(p.available && p.tasks.is_empty(), "{p:?}");
+    let expiring = pk_schema(r#""bucket": "-2", "record-level.expire-time": "1 d""#);
+    let p = compaction_preview(&expiring, Some(1), &[], &[], false, 0).unwrap();
     assert!(!p.available);
     assert!(
-        p.unavailable_reason.as_deref().unwrap().contains("BLOB"),
+        p.unavailable_reason
+            .as_deref()
+            .unwrap()
+            .contains("record-level"),
         "{p:?}"
     );
     // Data evolution with deletion vectors is planned as without them (the vectors move to
