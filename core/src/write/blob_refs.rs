@@ -44,20 +44,52 @@ pub fn stored_blob_columns(schema: &TableSchema) -> Vec<(usize, String, BlobElem
         .collect()
 }
 
+/// The rows of `batch` that are retractions (`-U`, `-D`) of a primary-key table, by the
+/// table's `rowkind.field` or the `_ROW_KIND` column; `None` when there are none to tell (or
+/// the kinds do not parse: the write reports that). Retractions keep no blob payload, so their
+/// values are neither checked nor copied.
+fn retractions(schema: &TableSchema, batch: &RecordBatch) -> Option<Vec<bool>> {
+    if !schema.is_primary_key_table() {
+        return None;
+    }
+    let options = schema.core_options();
+    let name = options
+        .rowkind_field()
+        .map(str::to_owned)
+        .unwrap_or_else(|| crate::write::table_write::ROW_KIND_COLUMN.to_owned());
+    let col = batch.column_by_name(&name)?;
+    let kinds = crate::write::table_write::row_kinds(col, &name).ok()?;
+    let kinds = kinds.as_primitive::<arrow_array::types::Int8Type>();
+    Some(
+        (0..kinds.len())
+            .map(|r| matches!(kinds.value(r), 1 | 3))
+            .collect(),
+    )
+}
+
 /// True when some stored BLOB value of `batch` (columns by name) is a serialized blob
 /// descriptor: then [`resolve_blob_references`] must run before the batch is written.
 ///
 /// # Errors
 /// [`Error::Invalid`] for a stored BLOB column of an Arrow type that holds no binary values.
 pub fn has_blob_references(schema: &TableSchema, batch: &RecordBatch) -> Result<bool> {
+    let retract = retractions(schema, batch);
     for (_, name, kind) in stored_blob_columns(schema) {
         let Some(col) = batch.column_by_name(&name) else {
             continue;
         };
-        let (leaves, _) = crate::read::resolve::leaves(col, kind)?;
+        let (leaves, ranges) = crate::read::resolve::leaves(col, kind)?;
         let values = binary_values(&leaves, &name)?;
-        if values.iter().flatten().any(is_blob_descriptor) {
-            return Ok(true);
+        for (row, range) in ranges.into_iter().enumerate() {
+            if retract.as_ref().is_some_and(|r| r[row]) {
+                continue;
+            }
+            if range
+                .into_iter()
+                .any(|j| values.is_valid(j) && is_blob_descriptor(values.value(j)))
+            {
+                return Ok(true);
+            }
         }
     }
     Ok(false)
@@ -78,6 +110,7 @@ pub async fn resolve_blob_references<T>(
 ) -> Result<RecordBatch> {
     // Every reference: (column position in the batch, leaf index, row, descriptor).
     let mut refs: Vec<(usize, usize, usize, BlobDescriptor)> = Vec::new();
+    let retract = retractions(schema, batch);
     for (_, name, kind) in stored_blob_columns(schema) {
         let Some((pos, _)) = batch.schema().column_with_name(&name) else {
             continue;
@@ -86,6 +119,9 @@ pub async fn resolve_blob_references<T>(
         let (leaves, ranges) = crate::read::resolve::leaves(col, kind)?;
         let values = binary_values(&leaves, &name)?;
         for (row, range) in ranges.into_iter().enumerate() {
+            if retract.as_ref().is_some_and(|r| r[row]) {
+                continue;
+            }
             for j in range {
                 if values.is_valid(j) && is_blob_descriptor(values.value(j)) {
                     refs.push((pos, j, row, BlobDescriptor::deserialize(values.value(j))?));
@@ -394,6 +430,45 @@ mod tests {
             bytes
                 .windows(looks_like.len())
                 .any(|w| w == looks_like.as_slice())
+        );
+    }
+
+    /// Retractions of a primary-key table keep no payload: their descriptors are not looked
+    /// up (a `-D` naming a pack that is gone must not fail the write).
+    #[test]
+    fn retractions_are_not_looked_up() {
+        let schema = new_table_schema(
+            br#"{"fields": [{"name": "id", "type": "INT NOT NULL"}, {"name": "b", "type": "BLOB"}],
+                 "primaryKeys": ["id"], "options": {"bucket": "1"}}"#,
+            0,
+        )
+        .unwrap();
+        let mut store = MemoryStore::new();
+        store
+            .objects
+            .insert("file:/x/src.bin".into(), bytes::Bytes::from(vec![1u8; 10]));
+        let gone = BlobDescriptor::new("file:/x/gone.bin", 0, 5).serialize();
+        let live = BlobDescriptor::new("file:/x/src.bin", 0, -1).serialize();
+        let batch = |kinds: Vec<&str>, blobs: Vec<Vec<u8>>| {
+            let ids: ArrayRef = Arc::new(arrow_array::Int32Array::from_iter_values(
+                0..kinds.len() as i32,
+            ));
+            let b: ArrayRef = Arc::new(LargeBinaryArray::from_iter_values(blobs));
+            let k: ArrayRef = Arc::new(arrow_array::StringArray::from(kinds));
+            RecordBatch::try_from_iter([("id", ids), ("b", b), ("_ROW_KIND", k)]).unwrap()
+        };
+        let only_retract = batch(vec!["-D"], vec![gone.clone()]);
+        assert!(!has_blob_references(&schema, &only_retract).unwrap());
+        let mixed = batch(vec!["+I", "-D", "-U"], vec![live, gone.clone(), gone]);
+        assert!(has_blob_references(&schema, &mixed).unwrap());
+        let out = store
+            .run(resolve_blob_references_machine(schema, mixed))
+            .unwrap()
+            .remove(0);
+        let b = out.column(1).as_binary::<i64>();
+        assert_eq!(
+            BlobDescriptor::deserialize(b.value(0)).unwrap().length(),
+            10
         );
     }
 }

@@ -1853,7 +1853,7 @@ fn conform_column(col: &ArrayRef, field: &Field, ty: &DataType) -> Result<ArrayR
 
 /// Row kinds as `_VALUE_KIND` bytes from a Utf8 (`+I`, `-U`, `+U`, `-D`) or Int8 (0..=3)
 /// column.
-fn row_kinds(col: &ArrayRef, name: &str) -> Result<ArrayRef> {
+pub(crate) fn row_kinds(col: &ArrayRef, name: &str) -> Result<ArrayRef> {
     let bad = |row: usize, v: String| {
         Error::invalid(format!(
             "row {row} of column '{name}': '{v}' is not a row kind (+I, -U, +U, -D)"
