@@ -2,7 +2,9 @@
 //! one BLOB column over one contiguous row-id range, read through the data-evolution read
 //! (newest layer first, placeholders falling back to older layers, rows that are
 //! placeholders in every layer read as NULL), written again as exactly one `.blob` file
-//! holding the values themselves.
+//! holding the values themselves. `BLOB` columns are read as blob descriptors into the input
+//! files and copied by reference while the output is written (streamed, see
+//! [`crate::write::file`]), so a task never holds its blobs in memory.
 //!
 //! The output has the range's first row id, the inputs' (min of minimum, max of maximum)
 //! sequence numbers, `write_cols` = the column, `file_source` = COMPACT, the latest schema id
@@ -13,13 +15,11 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use super::{DataEvolutionCompactTask, DataEvolutionTaskKind};
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
 use crate::format::blob::{BlobElementKind, BlobFileWriter};
-use crate::io::{Io, PutMode, next_emitted};
+use crate::io::{Io, next_emitted};
 use crate::read::{ReadContext, read_split};
 use crate::scan::{DataSplit, Plan};
 use crate::spec::data_file::join;
@@ -68,7 +68,13 @@ pub async fn run_blob_task<T>(
 
     let mut ctx =
         ReadContext::try_new(plan, Some(std::slice::from_ref(&field.name)), None, None, 0)?;
-    ctx.blob_as_descriptor = false;
+    // A BLOB column is read as descriptors into the input files (relative paths: the URI
+    // prefix is empty) and written as references, so the bytes are copied while the output
+    // is written, never held (Java reads the inputs with `blob-as-descriptor` too). ARRAY and
+    // MAP payloads are read as bytes.
+    let by_reference = kind == BlobElementKind::Blob;
+    ctx.blob_as_descriptor = by_reference;
+    ctx.blob_descriptor_uri_prefix = String::new();
     let split = DataSplit {
         snapshot_id: plan.snapshot.as_ref().map_or(0, |s| s.id),
         partition: task.partition.clone(),
@@ -80,7 +86,11 @@ pub async fn run_blob_task<T>(
         raw_convertible: false,
     };
     let mut read = read_split(Arc::new(ctx), split);
-    let mut writer = BlobFileWriter::new();
+    let mut writer = if by_reference {
+        BlobFileWriter::with_references()
+    } else {
+        BlobFileWriter::new()
+    };
     while let Some(batch) = next_emitted(io, &mut read).await? {
         let values = batch.column(0);
         for row in 0..batch.num_rows() {
@@ -94,17 +104,19 @@ pub async fn run_blob_task<T>(
             "blob compaction of rows [{from}, {to}] read {rows} rows, not {want}"
         )));
     }
-    let bytes = writer.finish()?;
+    let content = writer.finish_content()?;
+    let file_size = content.len();
     let file_name = format!(
         "{}{}-0.blob",
         options.get("data-file.prefix").unwrap_or("data-"),
         seeds.uuid()
     );
     let path = join(bucket_path, &file_name);
-    if !io
-        .put(&path, Bytes::from(bytes.clone()), PutMode::CreateNew)
-        .await?
-    {
+    let file = crate::write::FileToPut {
+        path: path.clone(),
+        content,
+    };
+    if !crate::write::put_file(io, file).await? {
         return Err(Error::invalid(format!(
             "blob compaction output {path} already exists (file-name seed reused)"
         )));
@@ -113,7 +125,7 @@ pub async fn run_blob_task<T>(
     let (value_stats, value_stats_cols) = blob_file_stats(&field, &options)?;
     let out = DataFileMeta {
         file_name,
-        file_size: bytes.len() as i64,
+        file_size: file_size as i64,
         row_count: want,
         min_key: BinaryRow::empty(),
         max_key: BinaryRow::empty(),
