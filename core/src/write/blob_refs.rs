@@ -10,6 +10,7 @@
 //! referenced (one `Head` per distinct URI, in one round), rejects references to missing objects
 //! and ranges past the end, and replaces a length of `-1` ("to the end") with the exact length.
 //! Elements of `ARRAY<BLOB>` and values of `MAP<K, BLOB>` columns are references the same way.
+//! Retractions (`-U`, `-D`) of primary-key tables keep no payload: their values are skipped.
 //!
 //! Source: Java `org.apache.paimon.data.Blob#fromBytes`, `BlobRef`, `BlobDescriptor`,
 //! `org.apache.paimon.format.blob.BlobFormatWriter` (the copy).
