@@ -188,6 +188,7 @@ impl Table {
             bucket: options.bucket,
             now_millis: now_millis(),
             index_entries,
+            schemas: files.schemas.clone(),
         };
         let tasks = plan_pk_compaction(&files.schema, &files.entries, &request)
             .map_err(|e| Error::kernel(&context, e))?;
@@ -444,6 +445,7 @@ pub(crate) async fn compact_buckets(
         full,
         now_millis: now_millis(),
         index_entries,
+        schemas: schemas.clone(),
         ..Default::default()
     };
     let tasks = job::plan_written_buckets(schema, entries, &messages, touched, &request)

@@ -269,8 +269,8 @@ fn pk_preview_is_the_planners_plan() {
 
 #[test]
 fn unsupported_planners_make_the_preview_unavailable() {
-    // Postpone buckets are planned (nothing to move here), with a BLOB column too; with
-    // record-level expiry they are not.
+    // Postpone buckets are planned (nothing to move here), with a BLOB column too, and with
+    // record-level expiry; an expiry without its time field is Java's error.
     let mut postpone = pk_schema(r#""bucket": "-2""#);
     let p = compaction_preview(&postpone, Some(1), &[], &[], false, 0).unwrap();
     assert!(p.available && p.tasks.is_empty(), "{p:?}");
@@ -282,16 +282,18 @@ fn unsupported_planners_make_the_preview_unavailable() {
     ));
     let p = compaction_preview(&postpone, Some(1), &[], &[], false, 0).unwrap();
     assert!(p.available && p.tasks.is_empty(), "{p:?}");
-    let expiring = pk_schema(r#""bucket": "-2", "record-level.expire-time": "1 d""#);
-    let p = compaction_preview(&expiring, Some(1), &[], &[], false, 0).unwrap();
-    assert!(!p.available);
-    assert!(
-        p.unavailable_reason
-            .as_deref()
-            .unwrap()
-            .contains("record-level"),
-        "{p:?}"
+    let expiring = pk_schema(
+        r#""bucket": "-2", "record-level.expire-time": "1 d", "record-level.time-field": "k""#,
     );
+    let p = compaction_preview(&expiring, Some(1), &[], &[], false, 0).unwrap();
+    assert!(p.available && p.tasks.is_empty(), "{p:?}");
+    let no_field = pk_schema(r#""bucket": "-2", "record-level.expire-time": "1 d""#);
+    let e = compaction_preview(&no_field, Some(1), &[], &[], false, 0);
+    let text = match e {
+        Ok(p) => p.unavailable_reason.unwrap_or_default(),
+        Err(e) => e.to_string(),
+    };
+    assert!(text.contains("record-level.time-field"), "{text}");
     // Data evolution with deletion vectors is planned as without them (the vectors move to
     // the output when the task runs).
     let de_dv = schema(

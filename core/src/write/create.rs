@@ -235,7 +235,8 @@ fn nested_in_collections(ty: &crate::spec::DataType) -> i32 {
 /// column and key names, keys that are columns, primary keys that include the partition keys
 /// only if something is left, a valid `bucket` (`-2`, `-1` or positive), bucket keys that are
 /// columns and not partition keys (and primary key columns on primary-key tables), known
-/// `merge-engine`, `sequence.field` columns that exist, and the BLOB rules of
+/// `merge-engine`, `sequence.field` columns that exist, a `record-level.time-field` naming an
+/// `INT`, `BIGINT`, `TIMESTAMP` or `TIMESTAMP_LTZ` column, and the BLOB rules of
 /// [`crate::write::blob_validation::validate_blob_fields`] (also run on every altered schema).
 ///
 /// # Errors
@@ -290,6 +291,7 @@ pub fn validate_new_schema(schema: &TableSchema) -> Result<()> {
             )));
         }
     }
+    crate::compact::pk::expire::validate_time_field(schema, &options)?;
     crate::write::blob_validation::validate_blob_fields(schema)?;
     Ok(())
 }

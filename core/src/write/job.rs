@@ -463,6 +463,7 @@ async fn write_job_inner<T: Send + 'static>(
         let request = PkCompactRequest {
             now_millis: settings.time_millis,
             index_entries,
+            schemas: schemas.clone(),
             ..Default::default()
         };
         let tasks = plan_written_buckets(
@@ -720,6 +721,7 @@ pub async fn compact_job<T: Send + 'static>(
         full,
         now_millis: settings.time_millis,
         index_entries,
+        schemas: files.schemas.clone(),
         ..Default::default()
     };
     let tasks = plan_pk_compaction(&schema, &files.entries, &request)?;

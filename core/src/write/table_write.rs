@@ -294,6 +294,11 @@ impl TableWrite {
         let core = schema.core_options();
         let bucket = core.bucket()?;
         let pk = schema.is_primary_key_table();
+        if pk {
+            // Java's key-value writers build the record-level expiry (used by their
+            // compactions) when they are created: bad options fail every write.
+            crate::compact::pk::expire::RecordLevelExpire::try_from_schema(&schema, 0)?;
+        }
         let mode = match (pk, bucket) {
             (false, -1) => Mode::AppendUnaware,
             (false, b) if b > 0 => Mode::AppendFixed,

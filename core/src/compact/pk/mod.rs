@@ -28,10 +28,15 @@
 //! rows into real buckets; the host replays them through a fixed-bucket writer and compacts
 //! the buckets it wrote with the planner above.
 //!
-//! Not supported (errors saying so): record-level expiry, external data paths.
+//! Record-level expiry (`record-level.expire-time`, [`expire`]): the compaction reads its
+//! inputs without the rows whose time field is expired at the planning time, and rewrites
+//! (rather than upgrades) the files whose statistics show such rows.
+//!
+//! Not supported (errors saying so): external data paths with `index-file-in-data-file-dir`.
 //!
 //! Source: Java `org.apache.paimon.mergetree` (`Levels`, `compact.*`).
 
+pub mod expire;
 pub mod levels;
 pub mod planner;
 pub mod postpone;
@@ -41,6 +46,7 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 
+pub use expire::RecordLevelExpire;
 pub use levels::{LevelSortedRun, Levels, SortedRun};
 pub use planner::{
     PkCompactOptions, PkCompactRequest, PkCompactTask, check_supported, plan_pk_compaction,

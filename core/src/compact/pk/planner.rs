@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::expire::RecordLevelExpire;
 use super::levels::{Levels, decode_key};
 use super::strategy::{
     CompactStrategy, CompactUnit, EarlyFullCompaction, UniversalCompaction, pick_full_compaction,
@@ -257,6 +258,15 @@ pub struct PkCompactTask {
     /// `BucketedDvMaintainer` in the lookup rewriter).
     #[serde(default)]
     pub deletion_vectors: bool,
+    /// `record-level.expire-time`: the expiry at the planning time. The task reads its
+    /// inputs (and, but in first-row tables, its lookup files) without expired rows.
+    #[serde(default)]
+    pub record_level_expire: Option<RecordLevelExpire>,
+    /// Names of the unit's files whose statistics show expired rows
+    /// ([`RecordLevelExpire::is_expire_file`] at the planning time): rewritten, never
+    /// upgraded.
+    #[serde(default)]
+    pub expired_files: Vec<String>,
 }
 
 impl PkCompactTask {
@@ -319,8 +329,13 @@ pub struct PkCompactRequest {
     pub partition: BTreeMap<String, String>,
     /// Only this bucket.
     pub bucket: Option<i32>,
-    /// Planning time in epoch millis (early full compaction, off-peak hours).
+    /// Planning time in epoch millis (early full compaction, off-peak hours, record-level
+    /// expiry).
     pub now_millis: i64,
+    /// Schemas of the live files by id (record-level expiry reads a file's statistics with
+    /// the file's schema; the table's latest schema need not be here). Only needed with
+    /// `record-level.expire-time` and files of older schemas.
+    pub schemas: BTreeMap<i64, TableSchema>,
     /// The snapshot's index manifest entries (deletion-vector tables: where the deletion
     /// vectors of the data files are; ignored otherwise).
     pub index_entries: Vec<IndexManifestEntry>,
@@ -340,6 +355,13 @@ pub struct PkCompactRequest {
 /// `request.index_entries`), marks the rows its outputs replace in files above the output
 /// level, and replaces the bucket's index files ([`PkCompactTask::deleted_index_files`]).
 ///
+/// Record-level expiry (`record-level.expire-time`; [`super::expire`]): the task carries
+/// the expiry at `request.now_millis` and filters expired rows out of what it reads; the
+/// files whose statistics show expired rows are listed in [`PkCompactTask::expired_files`]
+/// (rewritten, not upgraded), and a full compaction of a bucket that is one max-level run
+/// rewrites them one by one (Java's `CompactStrategy#pickFullCompaction`). Normal
+/// compaction picks as without expiry.
+///
 /// Tasks are in (partition bytes, bucket) order.
 ///
 /// # Errors
@@ -353,6 +375,7 @@ pub fn plan_pk_compaction(
 ) -> Result<Vec<PkCompactTask>> {
     check_supported(schema)?;
     let options = schema.core_options();
+    let expire = RecordLevelExpire::try_from_schema(schema, request.now_millis)?;
     let trimmed = schema.trimmed_primary_keys()?;
     let key_types: Vec<DataType> = trimmed
         .iter()
@@ -422,9 +445,17 @@ pub fn plan_pk_compaction(
         let levels = Levels::try_new(files, opts.num_levels, &key_types)?;
         let runs = levels.level_sorted_runs();
         let num_levels = levels.number_of_levels();
+        let mut expired = Vec::new();
+        if let Some(x) = &expire {
+            for f in levels.all_files() {
+                if x.is_expire_file(&f, schema, &request.schemas)? {
+                    expired.push(f.file_name);
+                }
+            }
+        }
         let unit = if request.full {
-            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files, |name| {
-                deletion_files.contains_key(name)
+            pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files, |f| {
+                expired.contains(&f.file_name) || deletion_files.contains_key(&f.file_name)
             })
         } else {
             opts.strategy
@@ -435,6 +466,7 @@ pub fn plan_pk_compaction(
         let Some(unit) = unit else {
             continue;
         };
+        expired.retain(|name| unit.files.iter().any(|f| &f.file_name == name));
         let drop_delete = unit.output_level != 0
             && (unit.output_level >= levels.non_empty_highest_level() || deletion_vectors);
         // Java's lookup rewriter (not with changelog-producer = full-compaction, whose
@@ -468,6 +500,8 @@ pub fn plan_pk_compaction(
             deletion_files,
             deleted_index_files,
             deletion_vectors,
+            record_level_expire: expire.clone(),
+            expired_files: expired,
         });
     }
     // Keys decode at planning time so that a task never meets an undecodable key later.
@@ -538,20 +572,15 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
     check_compaction_options(&options)
 }
 
-/// Refuse the options no primary-key compaction here implements: `record-level.expire-time`,
-/// and `data-file.external-paths` together with `index-file-in-data-file-dir` (the vector
-/// index files would go to the external paths too). Outputs of tables with external paths go
-/// there (see [`crate::write::external`]).
+/// Refuse the options no primary-key compaction here implements: `data-file.external-paths`
+/// together with `index-file-in-data-file-dir` (the vector index files would go to the
+/// external paths too). Outputs of tables with external paths go there (see
+/// [`crate::write::external`]).
 ///
 /// # Errors
 /// [`Error::Unsupported`] naming the option; [`Error::Invalid`] for a bad
 /// `data-file.external-paths*` option.
 pub(crate) fn check_compaction_options(options: &crate::spec::CoreOptions) -> Result<()> {
-    if options.get("record-level.expire-time").is_some() {
-        return Err(Error::unsupported(
-            "compacting tables with record-level.expire-time",
-        ));
-    }
     if crate::write::external::ExternalPaths::from_options(options)?.is_some()
         && options.index_file_in_data_file_dir()?
     {

@@ -36,8 +36,11 @@
 //! record it writes, the replayed ones included. The postpone packs are left to pack
 //! collection once no snapshot names the postpone files.
 //!
-//! Unsupported (errors saying so): record-level expiry; external data paths with
-//! `index-file-in-data-file-dir`.
+//! Record-level expiry (`record-level.expire-time`): the replay writes every record (as
+//! Java's writer does); the bucket compactions of step 4 drop the expired ones as any
+//! primary-key compaction does ([`super::expire`]).
+//!
+//! Unsupported (errors saying so): external data paths with `index-file-in-data-file-dir`.
 
 use std::collections::BTreeMap;
 
@@ -84,7 +87,8 @@ impl PostponePartition {
 ///
 /// # Errors
 /// [`Error::Invalid`] for a table that is not a postpone-bucket primary-key table;
-/// [`Error::Unsupported`] naming the feature (record-level expiry, external data paths).
+/// [`Error::Unsupported`] naming the feature (external data paths with
+/// `index-file-in-data-file-dir`); [`Error::Invalid`] for bad record-level expiry options.
 pub fn check_postpone_supported(schema: &TableSchema) -> Result<()> {
     let options = schema.core_options();
     if !schema.is_primary_key_table() || options.bucket()? != POSTPONE_BUCKET {
@@ -92,6 +96,7 @@ pub fn check_postpone_supported(schema: &TableSchema) -> Result<()> {
             "postpone compaction needs a primary-key table with 'bucket' = -2",
         ));
     }
+    super::expire::RecordLevelExpire::try_from_schema(schema, 0)?;
     super::planner::check_compaction_options(&options)
 }
 

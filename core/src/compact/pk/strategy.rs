@@ -290,15 +290,16 @@ impl CompactStrategy {
 
 /// Full compaction: every run to the max level; when the only run already is the max
 /// level, only its files that must be rewritten (`force_rewrite_all_files`: all of them;
-/// else those for which `has_deletion_vector(file name)` holds) as a file-rewrite unit,
-/// else nothing.
+/// else those for which `must_rewrite(file)` holds: the planner's test for expired rows
+/// by the file's statistics (record-level expiry) or a deletion vector) as a file-rewrite
+/// unit, else nothing.
 ///
-/// Source: Java `CompactStrategy#pickFullCompaction` (without record-level expiry).
+/// Source: Java `CompactStrategy#pickFullCompaction`.
 pub fn pick_full_compaction(
     num_levels: i32,
     runs: &[LevelSortedRun],
     force_rewrite_all_files: bool,
-    has_deletion_vector: impl Fn(&str) -> bool,
+    must_rewrite: impl Fn(&DataFileMeta) -> bool,
 ) -> Option<CompactUnit> {
     let max_level = num_levels - 1;
     let first = runs.first()?;
@@ -307,7 +308,7 @@ pub fn pick_full_compaction(
             .run
             .files
             .iter()
-            .filter(|f| force_rewrite_all_files || has_deletion_vector(&f.file_name))
+            .filter(|f| force_rewrite_all_files || must_rewrite(f))
             .cloned()
             .collect();
         if files.is_empty() {

@@ -102,12 +102,14 @@ pub fn is_pure_upgrade(task: &PkCompactTask) -> bool {
 
 /// The upgrade rules of one file: rewritten alone instead of upgraded when the output is
 /// the max level and the file may hold retractions, with `force_rewrite_all_files`, when
-/// the file has a deletion vector (the rewrite folds it in), or (lookup tables other than
-/// plain `deduplicate`) a level-0 file below the max level.
+/// its statistics show rows that record-level expiry drops ([`PkCompactTask::expired_files`]),
+/// when the file has a deletion vector (the rewrite folds it in), or (lookup tables other
+/// than plain `deduplicate`) a level-0 file below the max level.
 fn must_rewrite(task: &PkCompactTask, f: &DataFileMeta) -> bool {
     let out = task.unit.output_level;
     (out == task.max_level && f.delete_row_count.is_none_or(|d| d > 0))
         || task.force_rewrite_all_files
+        || task.expired_files.contains(&f.file_name)
         || (task.rewrite_level0_upgrades && f.level == 0 && out != task.max_level)
         || (task.deletion_vectors && f.level == 0 && f.delete_row_count.is_none_or(|d| d > 0))
 }
@@ -611,6 +613,27 @@ impl<'a> TaskRun<'a> {
             .map(|f| f.name.clone())
             .collect();
         let output_columns: Vec<usize> = (0..value_names.len()).collect();
+        // Record-level expiry: the time field's column in the read layout (keys, sequence
+        // number, value kind, the table's fields). First-row tables look up unfiltered.
+        let expire = match &self.task.record_level_expire {
+            Some(x) => {
+                let pos = self
+                    .ctx
+                    .schema
+                    .fields
+                    .iter()
+                    .position(|f| f.id == x.time_field.id)
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "record-level expiry: time field '{}' is not in the latest schema",
+                            x.time_field.name
+                        ))
+                    })?;
+                Some((Arc::new(x.clone()), self.plain_key_fields.len() + 2 + pos))
+            }
+            None => None,
+        };
+        let first_row = self.options.merge_engine()? == crate::spec::MergeEngine::FirstRow;
         for section in &sections {
             let lookup_runs = self.lookup_runs_for(section)?;
             let lookup_count = lookup_runs.len();
@@ -650,6 +673,8 @@ impl<'a> TaskRun<'a> {
                         level: 0,
                         file_name: None,
                         track_positions: i >= track_from,
+                        expire: expire.clone().filter(|_| i < section.len() || !first_row),
+                        kept_positions: None,
                     }) as Box<dyn RunSource>)
                 })
                 .collect::<Result<_>>()?;
@@ -1054,6 +1079,11 @@ struct CompactRunSource<T> {
     file_name: Option<Arc<str>>,
     /// Report file positions ([`RunSource::batch_positions`]).
     track_positions: bool,
+    /// Record-level expiry: drop the expired rows of every batch (the time field's column
+    /// index in the read layout).
+    expire: Option<(Arc<super::expire::RecordLevelExpire>, usize)>,
+    /// With `expire`, the file positions of the rows kept of the last batch.
+    kept_positions: Option<ScalarBuffer<i64>>,
 }
 
 impl<T: Send + 'static> RunSource for CompactRunSource<T> {
@@ -1062,7 +1092,10 @@ impl<T: Send + 'static> RunSource for CompactRunSource<T> {
     }
 
     fn batch_positions(&self) -> Option<(Arc<str>, ScalarBuffer<i64>)> {
-        let positions = self.current.as_ref()?.last_positions()?.clone();
+        let positions = match &self.expire {
+            Some(_) => self.kept_positions.clone()?,
+            None => self.current.as_ref()?.last_positions()?.clone(),
+        };
         Some((Arc::clone(self.file_name.as_ref()?), positions))
     }
 
@@ -1071,6 +1104,31 @@ impl<T: Send + 'static> RunSource for CompactRunSource<T> {
             loop {
                 if let Some(reader) = &mut self.current {
                     if let Some(b) = reader.next_batch(&self.io).await? {
+                        let Some((expire, column)) = &self.expire else {
+                            return Ok(Some(b));
+                        };
+                        let time = b.columns().get(*column).ok_or_else(|| {
+                            Error::invalid("record-level expiry: the time column is not read")
+                        })?;
+                        let keep = expire.keep_mask(time)?;
+                        if keep.true_count() == 0 {
+                            continue;
+                        }
+                        if let Some(p) = reader.last_positions() {
+                            let p = p.clone();
+                            self.kept_positions = Some(
+                                p.iter()
+                                    .zip(keep.values().iter())
+                                    .filter(|(_, k)| *k)
+                                    .map(|(p, _)| *p)
+                                    .collect(),
+                            );
+                        }
+                        if keep.true_count() == b.num_rows() {
+                            return Ok(Some(b));
+                        }
+                        let b = arrow_select::filter::filter_record_batch(&b, &keep)
+                            .map_err(|e| Error::arrow("record-level expiry: filtering", e))?;
                         return Ok(Some(b));
                     }
                     self.current = None;

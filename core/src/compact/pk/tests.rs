@@ -608,12 +608,11 @@ fn planner_rules_per_table_kind() {
 #[test]
 fn unsupported_tables_are_named() {
     use super::planner::{PkCompactRequest, plan_pk_compaction};
+    // Record-level expiry is planned; without a time field it is invalid, as in Java.
     let options = r#", "record-level.expire-time": "1 d""#;
-    let e = plan_pk_compaction(&pk_schema(options), &[], &PkCompactRequest::default())
-        .unwrap_err()
-        .to_string();
+    let e = plan_pk_compaction(&pk_schema(options), &[], &PkCompactRequest::default()).unwrap_err();
     assert!(
-        e.contains("unsupported") && e.contains("record-level"),
+        matches!(&e, crate::error::Error::Invalid(m) if m.contains("'record-level.time-field'")),
         "{options}: {e}"
     );
     // Changelog row deduplication is planned like any lookup table.
@@ -1185,4 +1184,113 @@ fn postpone_bucket_messages_fold_into_one_compact_increment() {
     // Consumed and not upgraded: deleted by the host.
     assert_eq!(names(&consumed), names(&[new_a]));
     assert_eq!(folded.total_buckets, Some(3));
+}
+
+/// A level-`level` file of keys `keys` whose value statistics give `min_t` as the minimum of
+/// the INT column `t` (fields `k BIGINT`, `t INT`).
+fn timed_entry(
+    size: i64,
+    level: i32,
+    keys: (i64, i64),
+    min_t: Option<i32>,
+) -> crate::spec::ManifestEntry {
+    let mut e = entry(size, level, keys);
+    let types = [
+        DataType::not_null(TypeKind::BigInt),
+        DataType::nullable(TypeKind::Int),
+    ];
+    let row = |t: Option<i32>| {
+        crate::write::row::binary_row_at(
+            &[
+                Arc::new(Int64Array::from(vec![keys.0])) as ArrayRef,
+                Arc::new(Int32Array::from(vec![t])) as ArrayRef,
+            ],
+            &types,
+            0,
+        )
+        .unwrap()
+    };
+    e.file.value_stats = SimpleStats {
+        min_values: row(min_t),
+        max_values: row(min_t.map(|t| t + 10_000)),
+        null_counts: vec![Some(0), Some(0)],
+    };
+    e
+}
+
+fn expiring_schema() -> crate::spec::TableSchema {
+    let json =
+        br#"{"fields": [{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "t", "type": "INT"}],
+        "primaryKeys": ["k"], "options": {"bucket": "1", "record-level.expire-time": "100 s",
+        "record-level.time-field": "t"}}"#;
+    crate::write::create::new_table_schema(json, 0).unwrap()
+}
+
+#[test]
+fn record_level_expiry_picks_and_rewrites_expired_files() {
+    use super::planner::{PkCompactRequest, plan_pk_compaction, plan_summary};
+    let schema = expiring_schema();
+    // now = 1000 s, expire = 100 s: a file whose minimum time is below 900 holds expired rows.
+    let expired = timed_entry(1000, 5, (0, 10), Some(899));
+    let fresh = timed_entry(1000, 5, (11, 20), Some(900));
+    let untimed = timed_entry(1000, 5, (21, 30), None);
+    let max_only = vec![expired.clone(), fresh.clone(), untimed.clone()];
+    let normal = PkCompactRequest {
+        now_millis: 1_000_000,
+        ..Default::default()
+    };
+    let full = PkCompactRequest {
+        full: true,
+        ..normal.clone()
+    };
+    // Normal compaction of one max-level run: nothing (the strategy ignores expiry).
+    assert!(
+        plan_pk_compaction(&schema, &max_only, &normal)
+            .unwrap()
+            .is_empty()
+    );
+    // Full compaction of one max-level run: only the expired file, rewritten alone.
+    let tasks = plan_pk_compaction(&schema, &max_only, &full).unwrap();
+    assert_eq!(tasks.len(), 1);
+    let t = &tasks[0];
+    assert!(t.unit.file_rewrite);
+    assert_eq!(t.unit.output_level, 5);
+    assert_eq!(names(&t.unit.files), vec![expired.file.file_name.clone()]);
+    assert_eq!(t.expired_files, vec![expired.file.file_name.clone()]);
+    let x = t.record_level_expire.as_ref().unwrap();
+    assert_eq!((x.now_seconds, x.expire_seconds), (1000, 100));
+    assert_eq!(x.time_field.name, "t");
+    // One second later the fresh file's minimum (900) is expired too.
+    let later = PkCompactRequest {
+        now_millis: 1_001_000,
+        ..full.clone()
+    };
+    let tasks = plan_pk_compaction(&schema, &max_only, &later).unwrap();
+    assert_eq!(
+        tasks[0].expired_files,
+        vec![expired.file.file_name.clone(), fresh.file.file_name.clone()]
+    );
+    // Without expiry the same bucket has nothing to do.
+    let plain = pk_schema("");
+    assert!(
+        plan_pk_compaction(&plain, &max_only, &full)
+            .unwrap()
+            .is_empty()
+    );
+
+    // A large file one level below the max: a full compaction would move it up (an
+    // upgrade); with expired rows it is rewritten, so the plan says no upgrade.
+    let mid = timed_entry(1000, 3, (0, 10), Some(10));
+    let tasks = plan_pk_compaction(&schema, std::slice::from_ref(&mid), &full).unwrap();
+    assert_eq!(tasks[0].expired_files, vec![mid.file.file_name.clone()]);
+    assert!(!super::is_pure_upgrade(&tasks[0]));
+    let plan = plan_summary(&schema, Some(1), &tasks).unwrap();
+    assert!(!plan.units[0].upgrade);
+    let fresh_mid = timed_entry(1000, 3, (0, 10), Some(990));
+    let tasks = plan_pk_compaction(&schema, &[fresh_mid], &full).unwrap();
+    assert!(tasks[0].expired_files.is_empty());
+    assert!(super::is_pure_upgrade(&tasks[0]));
+    // Files of other buckets or outside the unit are not listed.
+    let tasks = plan_pk_compaction(&schema, &[mid.clone(), fresh.clone()], &normal).unwrap();
+    assert!(tasks.is_empty());
 }
