@@ -55,6 +55,11 @@ pub struct CompactOptions {
     pub bucket: Option<i32>,
     /// Commit user (default: a random UUID).
     pub commit_user: Option<String>,
+    /// The compaction's current time, epoch millis (default: the host's clock): what
+    /// record-level expiry (`record-level.expire-time`) compares the rows' time field with,
+    /// and the time of early full compaction and off-peak hours. Outputs still get the
+    /// clock's creation time.
+    pub now_millis: Option<i64>,
 }
 
 /// What [`Table::compact`] did to one bucket.
@@ -186,7 +191,7 @@ impl Table {
             full: options.full,
             partition: options.partition.clone(),
             bucket: options.bucket,
-            now_millis: now_millis(),
+            now_millis: options.now_millis.unwrap_or_else(now_millis),
             index_entries,
             schemas: files.schemas.clone(),
         };
@@ -414,12 +419,14 @@ pub(crate) async fn compact_level0_after_write(
         messages,
         &touched,
         false,
+        now_millis(),
     )
     .await
 }
 
 /// Compact buckets `touched` ((serialized partition, bucket)) of `messages` once with
-/// `schema`'s strategy (`full`: fully), over `entries` (the buckets' live files) plus the
+/// `schema`'s strategy (`full`: fully) at `now_millis` (epoch millis: record-level expiry, early
+/// full compaction), over `entries` (the buckets' live files) plus the
 /// messages' new files; each task's compact increment goes into its bucket's message.
 /// Returns the messages and the paths the compactions wrote (for an abort).
 ///
@@ -435,6 +442,7 @@ pub(crate) async fn compact_buckets(
     mut messages: Vec<CommitMessage>,
     touched: &[(Vec<u8>, i32)],
     full: bool,
+    now_millis: i64,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {
     let context = format!(
         "compacting the written buckets of table {}",
@@ -443,7 +451,7 @@ pub(crate) async fn compact_buckets(
     schemas.insert(schema.id, schema.clone());
     let request = PkCompactRequest {
         full,
-        now_millis: now_millis(),
+        now_millis,
         index_entries,
         schemas: schemas.clone(),
         ..Default::default()

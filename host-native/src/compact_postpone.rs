@@ -62,7 +62,7 @@ pub(crate) async fn run(table: &Table, options: &CompactOptions) -> Result<Compa
     let mut stats: Vec<(usize, usize)> = Vec::new();
     for p in &partitions {
         let replayed =
-            replay_partition(table, &files, p, &index_entries, options.full, &mut written).await;
+            replay_partition(table, &files, p, &index_entries, options, &mut written).await;
         match replayed {
             Ok((m, s)) => {
                 messages.extend(m);
@@ -173,7 +173,7 @@ async fn replay_partition(
     files: &DataFiles,
     p: &PostponePartition,
     index_entries: &[paimon_kernel::spec::IndexManifestEntry],
-    full: bool,
+    options: &CompactOptions,
     written: &mut Vec<String>,
 ) -> Result<(Vec<CommitMessage>, Vec<(usize, usize)>)> {
     let ctx = || context(table);
@@ -225,7 +225,8 @@ async fn replay_partition(
             .collect(),
         messages,
         &touched,
-        full,
+        options.full,
+        options.now_millis.unwrap_or_else(now_millis),
     )
     .await?;
     written.extend(outputs);

@@ -78,6 +78,7 @@ pub(crate) async fn compact(a: CompactArgs, json: bool) -> Result<(), String> {
             partition,
             bucket: a.bucket,
             commit_user: a.commit_user,
+            now_millis: None,
         })
         .await
         .map_err(|e| error_chain(&e))?;
