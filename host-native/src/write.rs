@@ -31,6 +31,7 @@ use paimon_kernel::spec::{BinaryRow, DataField, ManifestEntry, Snapshot};
 use paimon_kernel::write::blob_refs::{has_blob_references, resolve_blob_references_machine};
 use paimon_kernel::write::create::{create_table_machine, new_table_schema};
 use paimon_kernel::write::dynamic_bucket::HashIndexRestore;
+use paimon_kernel::write::postpone_fixed::PostponeBucketPlanner;
 use paimon_kernel::write::restore::{read_partition_entries, restores_files};
 use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
 
@@ -137,9 +138,23 @@ impl Table {
                 .partition_keys
                 .iter()
                 .any(|p| !schema.primary_keys.contains(p));
+        let context = || format!("writing to table {}", self.location());
+        let fixed_postpone = paimon_kernel::write::postpone_fixed::writes_fixed_buckets(&schema)
+            .map_err(|e| Error::kernel(context(), e))?;
+        let mut planner = None;
         let mut restore = WriteRestore::default();
         let mut snapshot = None;
-        if cross_partition {
+        if fixed_postpone {
+            // A batch write of a postpone-bucket table goes into real buckets: the known
+            // bucket counts and the postpone rows come from every live file.
+            let files = self.scan().data_files().await?;
+            let entries = files.as_ref().map_or(&[][..], |f| &f.entries[..]);
+            planner = Some(
+                PostponeBucketPlanner::try_new(&schema, entries, false)
+                    .map_err(|e| Error::kernel(context(), e))?,
+            );
+            snapshot = files.map(|f| f.snapshot);
+        } else if cross_partition {
             if let Some(files) = self.scan().data_files().await? {
                 restore = WriteRestore::from_entries(&files.entries);
                 snapshot = Some(files.snapshot);
@@ -171,7 +186,11 @@ impl Table {
             Some(user) => w.with_commit_user(user),
             None => Ok(w),
         })
-        .map_err(|e| Error::kernel(format!("writing to table {}", self.location()), e))?;
+        .and_then(|w| match planner {
+            Some(p) => w.into_postpone_fixed_bucket(p),
+            None => Ok(w),
+        })
+        .map_err(|e| Error::kernel(context(), e))?;
         let mut inner = inner;
         if let (Some(s), Some((keys, parts))) = (&snapshot, inner.cross_partition_columns()) {
             self.bootstrap_key_index(&mut inner, s, &schema, keys, parts)
@@ -297,6 +316,9 @@ impl TableWriter {
     /// overwrite's compaction conflicts with the overwrite itself.
     pub fn for_overwrite(mut self) -> Self {
         self.ignore_previous_files = true;
+        // Postpone-bucket tables written into real buckets: the postpone rows the overwrite
+        // removes do not count towards a new partition's bucket count (as Spark's).
+        self.inner.ignore_postpone_rows();
         self
     }
 

@@ -506,6 +506,11 @@ fn plan_parts(
                     .append_index_files
                     .iter()
                     .any(|e| e.kind == FileKind::Add && e.index_file.global_index.is_some());
+                // A postpone-bucket table's batch write into real buckets is checked as
+                // Spark's commit of it is (`appendCommitCheckConflict(true)`): two writers
+                // that chose different bucket counts for one partition conflict.
+                let postpone_fixed = table.bucket == crate::write::postpone::POSTPONE_BUCKET
+                    && c.append_table_files.iter().any(|e| e.bucket >= 0);
                 parts.push(Part {
                     kind: if deletes {
                         CommitKind::Overwrite
@@ -515,7 +520,10 @@ fn plan_parts(
                     table_files: c.append_table_files,
                     changelog: c.append_changelog,
                     index: c.append_index_files,
-                    detect_conflicts: options.check_append_conflicts || deletes || global_index_add,
+                    detect_conflicts: options.check_append_conflicts
+                        || deletes
+                        || global_index_add
+                        || postpone_fixed,
                     overwrite: None,
                 });
             }

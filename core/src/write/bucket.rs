@@ -488,6 +488,17 @@ impl FixedBucketRowKeyExtractor {
     /// # Errors
     /// [`Error::Invalid`] if a bucket key column is missing or does not match its type.
     pub fn buckets(&self, columns: &[ArrayRef]) -> Result<Vec<i32>> {
+        self.buckets_with(columns, self.num_buckets)
+    }
+
+    /// The bucket of every row for `num_buckets` buckets instead of the `bucket` option
+    /// (postpone-bucket tables written into real buckets choose the count per partition).
+    ///
+    /// # Errors
+    /// As [`FixedBucketRowKeyExtractor::buckets`]; [`Error::Invalid`] for a count that is
+    /// not positive.
+    pub fn buckets_with(&self, columns: &[ArrayRef], num_buckets: i32) -> Result<Vec<i32>> {
+        check_num_buckets(num_buckets)?;
         let keys = self
             .key_indices
             .iter()
@@ -502,10 +513,10 @@ impl FixedBucketRowKeyExtractor {
             .collect::<Result<Vec<_>>>()?;
         if keys.is_empty() {
             let rows = columns.first().map_or(0, |c| c.len());
-            let empty = bucket_of(bucket_hash(&BinaryRow::empty()), self.num_buckets);
+            let empty = bucket_of(bucket_hash(&BinaryRow::empty()), num_buckets);
             return Ok(vec![empty; rows]);
         }
-        self.function.buckets(&keys, self.num_buckets)
+        self.function.buckets(&keys, num_buckets)
     }
 }
 

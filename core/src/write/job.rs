@@ -383,7 +383,17 @@ async fn write_job_inner<T: Send + 'static>(
     let dynamic_bucket = schema.is_primary_key_table() && schema.core_options().bucket()? == -1;
     let mut restore = WriteRestore::default();
     let mut snapshot = None;
-    if restores_files(schema).unwrap_or(true) {
+    let mut planner = None;
+    if crate::write::postpone_fixed::writes_fixed_buckets(schema)? {
+        // A batch write of a postpone-bucket table goes into real buckets.
+        let files = read_latest_live_files(io, schema).await?;
+        let entries = files.as_ref().map_or(&[][..], |f| &f.entries[..]);
+        let overwrite = matches!(mode, WriteMode::Overwrite { .. });
+        planner = Some(crate::write::postpone_fixed::PostponeBucketPlanner::try_new(
+            schema, entries, overwrite,
+        )?);
+        snapshot = files.map(|f| f.snapshot);
+    } else if restores_files(schema).unwrap_or(true) {
         snapshot = latest_snapshot(io).await?;
         if let (Some(s), true) = (&snapshot, dynamic_bucket) {
             restore.hash_index = read_hash_index(io, s).await?;
@@ -398,6 +408,9 @@ async fn write_job_inner<T: Send + 'static>(
         },
     )?
     .with_commit_user(&settings.commit_user)?;
+    if let Some(p) = planner {
+        writer = writer.into_postpone_fixed_bucket(p)?;
+    }
     if let Some(uri) = &settings.table_uri {
         writer = writer.with_table_uri(uri);
     }

@@ -21,6 +21,7 @@ pub mod job;
 pub mod kv_file;
 pub mod managed_blob;
 pub mod postpone;
+pub mod postpone_fixed;
 pub mod restore;
 pub mod row;
 pub mod stats;

@@ -56,6 +56,7 @@ use crate::write::inline_blob::InlineBlobColumns;
 use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
 use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters, SidecarCollector};
 use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
+use crate::write::postpone_fixed::{PartitionStats, PostponeBucketPlanner};
 use crate::write::row::{BinaryRowEncoder, binary_row_at};
 use crate::write::stats::StatsCollector;
 
@@ -144,6 +145,9 @@ enum Mode {
     KeyValueFixed,
     /// Primary-key table with `bucket` = −2: every row to `bucket-postpone`, unsorted.
     KeyValuePostpone,
+    /// Primary-key table with `bucket` = −2 written by a batch job straight into real
+    /// buckets, the count chosen per partition ([`crate::write::postpone_fixed`]).
+    KeyValuePostponeFixed,
     /// Primary-key table with `bucket` = −1 whose primary key holds every partition key: the
     /// hash index assigns buckets.
     KeyValueDynamic,
@@ -203,6 +207,19 @@ pub struct TableWrite {
     /// Dynamic-bucket tables: `index-<uuid>-` names of new index files and their counter.
     index_uuid: String,
     index_files_named: u32,
+    /// Postpone-bucket tables written into real buckets: the bucket counts and the rows
+    /// waiting for theirs.
+    postpone_fixed: Option<PostponeFixed>,
+}
+
+/// State of a postpone-bucket table's batch write into real buckets.
+#[derive(Debug)]
+struct PostponeFixed {
+    planner: PostponeBucketPlanner,
+    /// Rows of partitions without a bucket count yet (conformed columns, row kinds).
+    pending: Vec<(Vec<ArrayRef>, Option<ArrayRef>)>,
+    /// What the pending rows bring to each of their partitions.
+    stats: BTreeMap<Vec<u8>, PartitionStats>,
 }
 
 #[derive(Debug)]
@@ -492,7 +509,164 @@ impl TableWrite {
             table_uri: None,
             sequence_per_file: data_evolution,
             schema,
+            postpone_fixed: None,
         })
+    }
+
+    /// Write a postpone-bucket table (`bucket = -2`) straight into real buckets, as Java's
+    /// batch writers do with `postpone.batch-write-fixed-bucket` (see
+    /// [`crate::write::postpone_fixed`]): each partition's bucket count comes from `planner`
+    /// (rows of partitions it does not know yet wait in memory until
+    /// [`TableWrite::prepare_commit`], which plans them from what they bring); rows go to
+    /// level-0 files of their bucket, sequence numbers continue after the bucket's files (so
+    /// the writer restores files like a fixed-bucket writer: [`TableWrite::restores_files`]
+    /// is `true`), and each message's `_TOTAL_BUCKETS` is its partition's count. Commit the
+    /// messages with append conflict checks.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a writer of another table kind, or a bucket key that is not a
+    /// column.
+    pub fn into_postpone_fixed_bucket(mut self, planner: PostponeBucketPlanner) -> Result<Self> {
+        if self.mode != Mode::KeyValuePostpone {
+            return Err(Error::invalid(
+                "a fixed-bucket batch write needs a postpone-bucket primary-key table",
+            ));
+        }
+        // Java writes through a copy of the table with 'bucket' = 1 (the count is chosen
+        // per row): the bucket key and function are the table's.
+        let mut one = self.schema.clone();
+        one.options.insert("bucket".to_owned(), "1".to_owned());
+        self.bucket_extractor = Some(FixedBucketRowKeyExtractor::try_new(&one)?);
+        self.postpone = None;
+        self.mode = Mode::KeyValuePostponeFixed;
+        self.postpone_fixed = Some(PostponeFixed {
+            planner,
+            pending: Vec::new(),
+            stats: BTreeMap::new(),
+        });
+        Ok(self)
+    }
+
+    /// Rows of the batch per (serialized partition, bucket) for the partitions whose bucket
+    /// count is known; the other rows are kept (with their partitions' row counts and
+    /// serialized sizes) for [`TableWrite::plan_pending_buckets`].
+    #[allow(clippy::type_complexity)]
+    fn route_postpone_fixed(
+        &mut self,
+        columns: &[ArrayRef],
+        kinds: Option<&ArrayRef>,
+    ) -> Result<BTreeMap<(Vec<u8>, i32), Vec<u32>>> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        let mut by_partition: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
+        if self.partition_idx.is_empty() {
+            by_partition.insert(BinaryRow::empty().to_serialized(), (0..rows as u32).collect());
+        } else {
+            let (pcols, ptypes) = self.partition_columns(columns);
+            let encoder = BinaryRowEncoder::try_new(&pcols, &ptypes)?;
+            for r in 0..rows {
+                by_partition
+                    .entry(encoder.encode(r)?.to_serialized())
+                    .or_default()
+                    .push(r as u32);
+            }
+        }
+        let extractor = self
+            .bucket_extractor
+            .clone()
+            .ok_or_else(|| Error::invalid("fixed-bucket postpone writer without bucket key"))?;
+        let types: Vec<DataType> = self
+            .schema
+            .fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let state = self
+            .postpone_fixed
+            .as_mut()
+            .ok_or_else(|| Error::invalid("fixed-bucket postpone writer without planner"))?;
+        let mut out: BTreeMap<(Vec<u8>, i32), Vec<u32>> = BTreeMap::new();
+        for (partition, rows) in by_partition {
+            let idx = UInt32Array::from(rows.clone());
+            let take = |c: &ArrayRef| {
+                arrow_select::take::take(c.as_ref(), &idx, None)
+                    .map_err(|e| Error::arrow("selecting the rows of a partition", e))
+            };
+            let cols = columns.iter().map(take).collect::<Result<Vec<_>>>()?;
+            match state.planner.count(&partition) {
+                Some(n) => {
+                    for (r, b) in rows.iter().zip(extractor.buckets_with(&cols, n)?) {
+                        out.entry((partition.clone(), b)).or_default().push(*r);
+                    }
+                }
+                None => {
+                    let stats = state.stats.entry(partition).or_default();
+                    stats.rows += rows.len() as i64;
+                    if state.planner.needs_sizes() {
+                        let encoder = BinaryRowEncoder::try_new(&cols, &types)?;
+                        let mut buf = Vec::new();
+                        for r in 0..rows.len() {
+                            encoder.encode_into(r, &mut buf)?;
+                            stats.serialized_bytes =
+                                stats.serialized_bytes.saturating_add(buf.len() as i64);
+                        }
+                    }
+                    let kinds = kinds.map(take).transpose()?;
+                    state.pending.push((cols, kinds));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// An overwrite: the rows of `bucket-postpone` files do not count towards the bucket
+    /// count of a partition of a fixed-bucket postpone write (see
+    /// [`PostponeBucketPlanner::ignore_postpone_rows`]). Nothing for other writers.
+    pub fn ignore_postpone_rows(&mut self) {
+        if let Some(state) = &mut self.postpone_fixed {
+            state.planner.ignore_postpone_rows();
+        }
+    }
+
+    /// Plan the bucket counts of the partitions whose rows wait (fixed-bucket postpone
+    /// writes) and write those rows.
+    fn plan_pending_buckets(&mut self) -> Result<()> {
+        let Some(state) = self.postpone_fixed.as_mut() else {
+            return Ok(());
+        };
+        if state.pending.is_empty() {
+            return Ok(());
+        }
+        let stats = std::mem::take(&mut state.stats);
+        state.planner.plan(&stats);
+        let pending = std::mem::take(&mut state.pending);
+        for (columns, kinds) in pending {
+            let groups = self.route_postpone_fixed(&columns, kinds.as_ref())?;
+            self.write_groups(groups, &columns, kinds.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Write the rows of `groups` ((partition, bucket) → row positions of `columns`).
+    fn write_groups(
+        &mut self,
+        groups: BTreeMap<(Vec<u8>, i32), Vec<u32>>,
+        columns: &[ArrayRef],
+        kinds: Option<&ArrayRef>,
+    ) -> Result<()> {
+        for ((partition, bucket), rows) in groups {
+            let idx = UInt32Array::from(rows);
+            let cols = columns
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| Error::arrow("selecting the rows of a bucket", e))?;
+            let kinds = kinds
+                .map(|k| arrow_select::take::take(k, &idx, None))
+                .transpose()
+                .map_err(|e| Error::arrow("selecting the row kinds of a bucket", e))?;
+            self.write_bucket(partition, bucket, cols, kinds)?;
+        }
+        Ok(())
     }
 
     /// Set the table's root URI (a host location such as `file:///tmp/t` or `s3://b/t`; see
@@ -650,24 +824,14 @@ impl TableWrite {
         let (columns, kinds) = self.conform(batch)?;
         let (columns, kinds, groups) = if self.cross.is_some() {
             self.place_cross_partition(&columns, kinds.as_ref())?
+        } else if self.mode == Mode::KeyValuePostponeFixed {
+            let groups = self.route_postpone_fixed(&columns, kinds.as_ref())?;
+            (columns, kinds, groups)
         } else {
             let groups = self.route(&columns)?;
             (columns, kinds, groups)
         };
-        for ((partition, bucket), rows) in groups {
-            let idx = UInt32Array::from(rows);
-            let cols = columns
-                .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| Error::arrow("selecting the rows of a bucket", e))?;
-            let kinds = kinds
-                .as_ref()
-                .map(|k| arrow_select::take::take(k, &idx, None))
-                .transpose()
-                .map_err(|e| Error::arrow("selecting the row kinds of a bucket", e))?;
-            self.write_bucket(partition, bucket, cols, kinds)?;
-        }
+        self.write_groups(groups, &columns, kinds.as_ref())?;
         if self.kv.is_some() && self.buffered_bytes > self.write_buffer_size {
             self.flush_all()?;
         }
@@ -686,6 +850,7 @@ impl TableWrite {
     /// # Errors
     /// Encoding errors (naming the file).
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        self.plan_pending_buckets()?;
         self.flush_all()?;
         for w in self.writers.values_mut() {
             w.packs.finish_all(&w.bucket_dir, &mut self.done)?;
@@ -697,10 +862,14 @@ impl TableWrite {
             _ => Some(self.num_buckets),
         };
         let mut out = Vec::new();
-        for w in self.writers.values_mut() {
+        for ((partition, _), w) in self.writers.iter_mut() {
             if w.new_files.is_empty() && w.changelog_files.is_empty() {
                 continue;
             }
+            let total_buckets = match &self.postpone_fixed {
+                Some(state) => state.planner.count(partition),
+                None => total_buckets,
+            };
             out.push(CommitMessage {
                 partition: w.partition.clone(),
                 bucket: w.bucket,
