@@ -9,10 +9,12 @@
 //! error that says "unsupported", and are listed in `conformance/pending-writes.txt` with the
 //! reason; any other failure fails the test.
 //!
-//! Postpone-bucket tables (`bucket = -2`) are the one exception to "reads back the same": a
-//! batch write puts every row into `bucket-postpone`, which batch reads skip until a compaction
-//! moves the rows into real buckets (Java and pypaimon alike). For them the check is that the
-//! write succeeds, every new file lies in a `bucket-postpone` directory, and the read is empty.
+//! Postpone-bucket tables (`bucket = -2`): with `postpone.batch-write-fixed-bucket` (default
+//! `true`) a batch write goes straight into real buckets, as Java 2.0's batch writers do, and
+//! the table reads back the same with no file in `bucket-postpone`. With the option `false`
+//! every row goes into `bucket-postpone`, which batch reads skip until a compaction moves the
+//! rows into real buckets (Java and pypaimon alike): the check is then that the write
+//! succeeds, every new file lies in a `bucket-postpone` directory, and the read is empty.
 //!
 //! The written tables land in `$PAIMON_WRITE_BACK_OUT` (default
 //! `$CARGO_TARGET_DIR/write-back`, else a temporary directory) as a warehouse of the corpus
@@ -152,12 +154,20 @@ fn write_back(
         }
         (Ok(_), None) => {}
     }
-    // Postpone bucket: the rows are written but invisible to batch reads.
-    let postpone = create_json(src)["options"]["bucket"].as_str() == Some("-2");
-    let rows = if postpone {
+    // Postpone bucket without fixed-bucket batch writes: the rows are written but invisible
+    // to batch reads.
+    let options = &create_json(src)["options"];
+    let postpone = options["bucket"].as_str() == Some("-2");
+    let fixed = options["postpone.batch-write-fixed-bucket"]
+        .as_str()
+        .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
+    let rows = if postpone && !fixed {
         check_all_in_bucket_postpone(name, &dest)?;
         Vec::new()
     } else {
+        if postpone {
+            check_none_in_bucket_postpone(name, &dest)?;
+        }
         rows
     };
     let stdout = run(&["scan", dest_s, "--format", "arrow"])
@@ -183,6 +193,27 @@ fn write_back(
     )
     .unwrap();
     Ok(None)
+}
+
+/// No file under `dir` lies in a `bucket-postpone` directory (a postpone-bucket table's
+/// batch write went into real buckets).
+fn check_none_in_bucket_postpone(name: &str, dir: &Path) -> Result<(), String> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name() == Some("bucket-postpone".as_ref()) {
+                return Err(format!(
+                    "{name}: postpone-bucket table with fixed-bucket batch writes: {} exists",
+                    p.display()
+                ));
+            }
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every data file under `dir` (outside `schema/`, `snapshot/`, `manifest/`) lies in a

@@ -389,9 +389,11 @@ async fn write_job_inner<T: Send + 'static>(
         let files = read_latest_live_files(io, schema).await?;
         let entries = files.as_ref().map_or(&[][..], |f| &f.entries[..]);
         let overwrite = matches!(mode, WriteMode::Overwrite { .. });
-        planner = Some(crate::write::postpone_fixed::PostponeBucketPlanner::try_new(
-            schema, entries, overwrite,
-        )?);
+        planner = Some(
+            crate::write::postpone_fixed::PostponeBucketPlanner::try_new(
+                schema, entries, overwrite,
+            )?,
+        );
         snapshot = files.map(|f| f.snapshot);
     } else if restores_files(schema).unwrap_or(true) {
         snapshot = latest_snapshot(io).await?;

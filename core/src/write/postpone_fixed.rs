@@ -110,7 +110,11 @@ impl PostponeBucketPlanner {
     /// `postpone.target-row-num-per-bucket` or `postpone.target-size-per-bucket`;
     /// [`Error::Corrupt`] when a partition's real-bucket files were written for different
     /// bucket counts.
-    pub fn try_new(schema: &TableSchema, entries: &[ManifestEntry], overwrite: bool) -> Result<Self> {
+    pub fn try_new(
+        schema: &TableSchema,
+        entries: &[ManifestEntry],
+        overwrite: bool,
+    ) -> Result<Self> {
         let options = schema.core_options();
         let max_buckets = positive_int(&options, MAX_PARALLELISM, 2048)?;
         let target_rows = options
@@ -167,8 +171,7 @@ impl PostponeBucketPlanner {
                 _ => {}
             }
         }
-        let unpartitioned_known =
-            schema.partition_keys.is_empty() && !counts.is_empty();
+        let unpartitioned_known = schema.partition_keys.is_empty() && !counts.is_empty();
         Ok(Self {
             counts,
             postpone_rows,
@@ -225,7 +228,11 @@ impl PostponeBucketPlanner {
 
 /// `ceil(rows / target)`, at least 1, at most `max` (Java `computeBucketNumByRowCount`).
 fn buckets_by_rows(rows: i64, target: i64, max: i32) -> i32 {
-    let n = if rows <= 0 { 1 } else { (rows - 1) / target + 1 };
+    let n = if rows <= 0 {
+        1
+    } else {
+        (rows - 1) / target + 1
+    };
     n.min(i64::from(max)) as i32
 }
 
@@ -233,7 +240,8 @@ fn buckets_by_rows(rows: i64, target: i64, max: i32) -> i32 {
 /// size of the written rows (Java `PaimonSparkWriter#computeBucketNumBySize`).
 fn buckets_by_size(stats: PartitionStats, postpone_rows: i64, target: i64, max: i32) -> i32 {
     let rows = i128::from(stats.rows.max(1));
-    let numerator = i128::from(stats.serialized_bytes) * (i128::from(stats.rows) + i128::from(postpone_rows));
+    let numerator =
+        i128::from(stats.serialized_bytes) * (i128::from(stats.rows) + i128::from(postpone_rows));
     let estimated = (numerator + rows - 1) / rows;
     let n = if estimated == 0 {
         1
@@ -251,7 +259,9 @@ fn positive_int(options: &CoreOptions, key: &str, default: i32) -> Result<i32> {
             .parse::<i32>()
             .ok()
             .filter(|n| *n > 0)
-            .ok_or_else(|| Error::invalid(format!("option '{key}' = '{v}' must be a positive integer"))),
+            .ok_or_else(|| {
+                Error::invalid(format!("option '{key}' = '{v}' must be a positive integer"))
+            }),
     }
 }
 
@@ -265,7 +275,11 @@ mod tests {
             "partitionKeys": {}, "primaryKeys": {},
             "options": {{"bucket": "-2"{options}}}}}"#,
             if partitioned { r#"["dt"]"# } else { "[]" },
-            if partitioned { r#"["dt", "k"]"# } else { r#"["k"]"# },
+            if partitioned {
+                r#"["dt", "k"]"#
+            } else {
+                r#"["k"]"#
+            },
         );
         crate::write::create::new_table_schema(json.as_bytes(), 0).unwrap()
     }
@@ -322,11 +336,23 @@ mod tests {
     #[test]
     fn option_default_and_values() {
         assert!(writes_fixed_buckets(&schema(true, "")).unwrap());
-        assert!(!writes_fixed_buckets(&schema(true, r#", "postpone.batch-write-fixed-bucket": "false""#)).unwrap());
-        let e = writes_fixed_buckets(&schema(true, r#", "postpone.batch-write-fixed-bucket": "yes""#))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("'postpone.batch-write-fixed-bucket' = 'yes'"), "{e}");
+        assert!(
+            !writes_fixed_buckets(&schema(
+                true,
+                r#", "postpone.batch-write-fixed-bucket": "false""#
+            ))
+            .unwrap()
+        );
+        let e = writes_fixed_buckets(&schema(
+            true,
+            r#", "postpone.batch-write-fixed-bucket": "yes""#,
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("'postpone.batch-write-fixed-bucket' = 'yes'"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -361,8 +387,11 @@ mod tests {
         assert_eq!(p.count(&key("b")), Some(1));
 
         // By size (default 1 GiB per bucket), capped by max-parallelism.
-        let s = schema(true, r#", "postpone.target-size-per-bucket": "1 kb",
-            "postpone.batch-write-fixed-bucket.max-parallelism": "4""#);
+        let s = schema(
+            true,
+            r#", "postpone.target-size-per-bucket": "1 kb",
+            "postpone.batch-write-fixed-bucket.max-parallelism": "4""#,
+        );
         let mut p = PostponeBucketPlanner::try_new(&s, &entries, false).unwrap();
         assert!(p.needs_sizes());
         p.plan(&BTreeMap::from([
@@ -379,7 +408,10 @@ mod tests {
         assert_eq!(buckets_by_size(stats(10, 1500), 150, 1024, 2048), 24);
 
         // Max parallelism 1: no inference, every new partition gets 1 bucket.
-        let s = schema(true, r#", "postpone.batch-write-fixed-bucket.max-parallelism": "1""#);
+        let s = schema(
+            true,
+            r#", "postpone.batch-write-fixed-bucket.max-parallelism": "1""#,
+        );
         let p = PostponeBucketPlanner::try_new(&s, &entries, false).unwrap();
         assert_eq!(p.count(&key("z")), Some(1));
         assert_eq!(p.count(&key("a")), Some(3));
@@ -388,8 +420,14 @@ mod tests {
     #[test]
     fn bad_options_and_mixed_counts() {
         for (opt, name) in [
-            (r#", "postpone.batch-write-fixed-bucket.max-parallelism": "0""#, MAX_PARALLELISM),
-            (r#", "postpone.target-row-num-per-bucket": "-5""#, TARGET_ROW_NUM),
+            (
+                r#", "postpone.batch-write-fixed-bucket.max-parallelism": "0""#,
+                MAX_PARALLELISM,
+            ),
+            (
+                r#", "postpone.target-row-num-per-bucket": "-5""#,
+                TARGET_ROW_NUM,
+            ),
             (r#", "postpone.target-size-per-bucket": "0 b""#, TARGET_SIZE),
         ] {
             let e = PostponeBucketPlanner::try_new(&schema(true, opt), &[], false)

@@ -559,7 +559,10 @@ impl TableWrite {
         let rows = columns.first().map_or(0, |c| c.len());
         let mut by_partition: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
         if self.partition_idx.is_empty() {
-            by_partition.insert(BinaryRow::empty().to_serialized(), (0..rows as u32).collect());
+            by_partition.insert(
+                BinaryRow::empty().to_serialized(),
+                (0..rows as u32).collect(),
+            );
         } else {
             let (pcols, ptypes) = self.partition_columns(columns);
             let encoder = BinaryRowEncoder::try_new(&pcols, &ptypes)?;

@@ -357,7 +357,8 @@ async fn postpone_compaction_moves_blobs_into_real_bucket_packs() {
     let table = Table::create(
         dir.to_str().unwrap(),
         br#"{"fields": [{"name": "id", "type": "INT NOT NULL"}, {"name": "b", "type": "BLOB"}],
-             "primaryKeys": ["id"], "options": {"bucket": "-2", "postpone.default-bucket-num": "2"}}"#,
+             "primaryKeys": ["id"], "options": {"bucket": "-2", "postpone.default-bucket-num": "2",
+             "postpone.batch-write-fixed-bucket": "false"}}"#,
     )
     .await
     .unwrap();

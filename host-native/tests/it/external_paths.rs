@@ -474,7 +474,12 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
     // Postpone bucket: the writes go to `bucket-postpone` under the roots, the compaction
     // moves the rows to real buckets under the roots.
     let d = dirs();
-    let table = pkv_table(&d, true, r#""bucket": "-2""#).await;
+    let table = pkv_table(
+        &d,
+        true,
+        r#""bucket": "-2", "postpone.batch-write-fixed-bucket": "false""#,
+    )
+    .await;
     let mut model: BTreeMap<(String, i64), String> = BTreeMap::new();
     for round in 0..3 {
         let rows: Vec<(&str, i64, String)> = ["a", "b"]

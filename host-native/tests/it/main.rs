@@ -27,6 +27,7 @@ mod orc_nested;
 mod partition_expire;
 mod pk_dv;
 mod postpone;
+mod postpone_fixed;
 mod record_level_expire;
 mod restore;
 mod retract;

@@ -205,7 +205,7 @@ async fn create(loc: &Path, options: &str) {
         r#"{{"fields": [{{"name": "dt", "type": "STRING NOT NULL"}},
         {{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}},
         {{"name": "n", "type": "INT"}}], "partitionKeys": ["dt"], "primaryKeys": ["dt", "k"],
-        "options": {{"bucket": "-2"{options}}}}}"#
+        "options": {{"bucket": "-2", "postpone.batch-write-fixed-bucket": "false"{options}}}}}"#
     );
     Table::create(loc.to_str().unwrap(), schema.as_bytes())
         .await

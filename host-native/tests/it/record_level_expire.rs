@@ -282,7 +282,12 @@ async fn record_level_expire_in_write_compaction_and_postpone_tables() {
     // compaction of one new level-0 run picks nothing (the rows stay at level 0, readable);
     // a full one rewrites them.
     let loc = dir.path().join("postpone");
-    let table = create(&loc, "TIMESTAMP(3)", r#", "bucket": "-2""#).await;
+    let table = create(
+        &loc,
+        "TIMESTAMP(3)",
+        r#", "bucket": "-2", "postpone.batch-write-fixed-bucket": "false""#,
+    )
+    .await;
     write(
         &table,
         "TIMESTAMP(3)",
