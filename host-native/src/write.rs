@@ -105,7 +105,11 @@ impl Table {
     /// A writer for the table's latest schema, continuing after the latest snapshot's files.
     /// The files are restored lazily, per partition, when a batch first holds rows of it
     /// ([`TableWriter::write`]); append tables with `bucket` = -1 and postpone-bucket tables
-    /// read no manifest at all (Java's writers ignore their previous files).
+    /// with `postpone.batch-write-fixed-bucket` = `false` read no manifest at all (Java's
+    /// writers ignore their previous files). Postpone-bucket tables with the option `true`
+    /// (the default) are written as a batch job of Java's engines writes them, straight into
+    /// real buckets ([`paimon_kernel::write::postpone_fixed`]): every live file is read up
+    /// front for the partitions' bucket counts and postpone rows.
     ///
     /// # Errors
     /// As [`Table::schema`] and [`Table::latest_snapshot`]; [`Error::Kernel`] with

@@ -4,8 +4,9 @@
 //! `PostponeBucketWriter`, `org.apache.paimon.KeyValueFileStore#newWrite`,
 //! `org.apache.paimon.table.PrimaryKeyFileStoreTable#newWrite`.
 //!
-//! A batch write of a postpone-bucket table does not pick buckets: every row goes to the
-//! directory `bucket-postpone` (bucket `-2`, `_TOTAL_BUCKETS = -2` in the commit message) of
+//! A write of a postpone-bucket table with `postpone.batch-write-fixed-bucket` = `false` (or
+//! a streaming write in Java; batch writes default to real buckets, see
+//! [`crate::write::postpone_fixed`]) does not pick buckets: every row goes to the directory `bucket-postpone` (bucket `-2`, `_TOTAL_BUCKETS = -2` in the commit message) of
 //! its partition, and a later compaction ([`crate::compact::pk::postpone`]) moves the rows
 //! into real buckets.
 //! Until then batch reads, which only read real buckets, do not see them.

@@ -21,9 +21,15 @@
 //!    the files of a last [`TableWrite::take_files`], then commit the messages (or delete the
 //!    files with an abort).
 //!
+//! Postpone-bucket tables (`bucket = -2`): [`TableWrite::try_new`] writes `bucket-postpone`
+//! files ([`crate::write::postpone`]); a batch write with `postpone.batch-write-fixed-bucket`
+//! (default `true`, [`crate::write::postpone_fixed::writes_fixed_buckets`]) turns the writer
+//! into a fixed-bucket one with [`TableWrite::into_postpone_fixed_bucket`] before step 2.
+//!
 //! Memory: append writers hold what their encoders buffer (a row group); primary-key writers
 //! hold their write buffer, flushed into level-0 sorted runs of every bucket when the buffered
-//! bytes of all buckets exceed `write-buffer-size`.
+//! bytes of all buckets exceed `write-buffer-size`. A fixed-bucket postpone write also holds
+//! the rows of partitions whose bucket count is not known until `prepare_commit`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

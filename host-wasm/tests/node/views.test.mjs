@@ -104,7 +104,7 @@ test("compactionPreview: the same tasks as `paimon-kernel plan-compaction` (with
     }
   }
   // Every corpus table is planned now; unavailable previews are covered by the core's
-  // inspector tests (a postpone-bucket table with record-level expiry).
+  // inspector tests (a postpone-bucket table whose record-level expiry has no time field).
   assert.ok(tasks >= 10, `${tasks} tasks compared`);
   console.log(`# compactionPreview: ${tasks} tasks equal to plan-compaction's, ${unavailable} unavailable previews with the CLI's reason`);
 });
