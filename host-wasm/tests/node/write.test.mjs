@@ -279,7 +279,10 @@ test("wasm write: every corpus table written again in wasm (its rows as Arrow IP
       const ipc = await src.scan({});
       await t.write(ipc, job({ format: "arrow" }));
       const got = canon((await t.scanRows({})).rows);
-      const want = raw.options.bucket === "-2" ? [] : canon((await src.scanRows({})).rows);
+      // Postpone-bucket tables: a batch write goes to real buckets (postpone.batch-write-fixed-bucket,
+      // default true); with the option false its rows wait in bucket-postpone, invisible.
+      const postponed = raw.options.bucket === "-2" && raw.options["postpone.batch-write-fixed-bucket"] === "false";
+      const want = postponed ? [] : canon((await src.scanRows({})).rows);
       if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${name}: rows differ`);
       else passed++;
     } catch (e) {
