@@ -855,20 +855,12 @@ fn check_key(b: &[u8], kind: BlobMapKeyKind) -> std::result::Result<(), String> 
 ///
 /// Source: Java `org.apache.paimon.format.blob.ArrayBlobElementSerializer`.
 pub fn encode_array_payload(elements: &[Option<&[u8]>]) -> Vec<u8> {
-    let lens: Vec<i64> = elements
-        .iter()
-        .map(|e| e.map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
-        .collect();
-    let index = encode_delta_varint(&lens);
-    let mut out = Vec::new();
-    out.extend_from_slice(&BLOB_ARRAY_MAGIC.to_le_bytes());
-    out.push(BLOB_ELEMENT_VERSION);
-    out.extend_from_slice(&(elements.len() as i32).to_le_bytes());
+    let lens: Vec<Option<u64>> = elements.iter().map(|e| e.map(|b| b.len() as u64)).collect();
+    let (mut out, tail) = array_payload_frame(&lens);
     for b in elements.iter().flatten() {
         out.extend_from_slice(b);
     }
-    out.extend_from_slice(&index);
-    out.extend_from_slice(&(index.len() as i32).to_le_bytes());
+    out.extend_from_slice(&tail);
     out
 }
 
@@ -883,47 +875,38 @@ pub type BlobMapEntry<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 ///
 /// Source: Java `org.apache.paimon.format.blob.MapBlobElementSerializer`.
 pub fn encode_map_payload(entries: &[BlobMapEntry<'_>]) -> Result<Vec<u8>> {
-    let mut keys: Vec<Option<&[u8]>> = entries.iter().map(|(k, _)| *k).collect();
-    keys.sort_unstable();
-    if keys.windows(2).any(|w| w[0] == w[1]) {
-        return Err(Error::invalid("blob map keys must be unique"));
-    }
-    let len = |e: &Option<&[u8]>| e.map_or(BLOB_NULL_LENGTH, |b| b.len() as i64);
-    let kindex = encode_delta_varint(&entries.iter().map(|(k, _)| len(k)).collect::<Vec<_>>());
-    let vindex = encode_delta_varint(&entries.iter().map(|(_, v)| len(v)).collect::<Vec<_>>());
-    let mut out = Vec::new();
-    out.extend_from_slice(&BLOB_MAP_MAGIC.to_le_bytes());
-    out.push(BLOB_ELEMENT_VERSION);
-    out.extend_from_slice(&(entries.len() as i32).to_le_bytes());
-    for (k, _) in entries {
-        out.extend_from_slice(k.unwrap_or_default());
-    }
+    let keys: Vec<Option<&[u8]>> = entries.iter().map(|(k, _)| *k).collect();
+    let lens: Vec<Option<u64>> = entries
+        .iter()
+        .map(|(_, v)| v.map(|b| b.len() as u64))
+        .collect();
+    let (mut out, tail) = map_payload_frame(&keys, &lens)?;
     for (_, v) in entries {
         out.extend_from_slice(v.unwrap_or_default());
     }
-    out.extend_from_slice(&kindex);
-    out.extend_from_slice(&vindex);
-    out.extend_from_slice(&(kindex.len() as i32).to_le_bytes());
-    out.extend_from_slice(&(vindex.len() as i32).to_le_bytes());
+    out.extend_from_slice(&tail);
     Ok(out)
 }
 
 /// The bytes of an `ARRAY<BLOB>` payload around its element bytes (as [`encode_array_payload`]
 /// lays them out): the header, and the element index with its length.
-fn array_payload_frame(elements: &[Option<BlobInput<'_>>]) -> (Vec<u8>, Vec<u8>) {
-    let lens: Vec<i64> = elements
-        .iter()
-        .map(|e| e.as_ref().map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
-        .collect();
-    let index = encode_delta_varint(&lens);
+fn array_payload_frame(lens: &[Option<u64>]) -> (Vec<u8>, Vec<u8>) {
+    let index = encode_delta_varint(&entry_lengths(lens));
     let mut head = Vec::with_capacity(9);
     head.extend_from_slice(&BLOB_ARRAY_MAGIC.to_le_bytes());
     head.push(BLOB_ELEMENT_VERSION);
-    head.extend_from_slice(&(elements.len() as i32).to_le_bytes());
+    head.extend_from_slice(&(lens.len() as i32).to_le_bytes());
     let mut tail = index;
     let n = tail.len() as i32;
     tail.extend_from_slice(&n.to_le_bytes());
     (head, tail)
+}
+
+/// Index entries of payload parts: the length, or `-1` for null.
+fn entry_lengths(lens: &[Option<u64>]) -> Vec<i64> {
+    lens.iter()
+        .map(|l| l.map_or(BLOB_NULL_LENGTH, |n| n as i64))
+        .collect()
 }
 
 /// The bytes of a `MAP<K, BLOB>` payload around its value bytes (as [`encode_map_payload`]
@@ -933,25 +916,16 @@ fn array_payload_frame(elements: &[Option<BlobInput<'_>>]) -> (Vec<u8>, Vec<u8>)
 /// [`Error::Invalid`] for duplicate keys.
 fn map_payload_frame(
     keys: &[Option<&[u8]>],
-    values: &[Option<BlobInput<'_>>],
+    value_lens: &[Option<u64>],
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let mut sorted = keys.to_vec();
     sorted.sort_unstable();
     if sorted.windows(2).any(|w| w[0] == w[1]) {
         return Err(Error::invalid("blob map keys must be unique"));
     }
-    let kindex = encode_delta_varint(
-        &keys
-            .iter()
-            .map(|k| k.map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
-            .collect::<Vec<_>>(),
-    );
-    let vindex = encode_delta_varint(
-        &values
-            .iter()
-            .map(|v| v.as_ref().map_or(BLOB_NULL_LENGTH, |b| b.len() as i64))
-            .collect::<Vec<_>>(),
-    );
+    let key_lens: Vec<Option<u64>> = keys.iter().map(|k| k.map(|b| b.len() as u64)).collect();
+    let kindex = encode_delta_varint(&entry_lengths(&key_lens));
+    let vindex = encode_delta_varint(&entry_lengths(value_lens));
     let mut head = Vec::new();
     head.extend_from_slice(&BLOB_MAP_MAGIC.to_le_bytes());
     head.push(BLOB_ELEMENT_VERSION);
@@ -1366,7 +1340,11 @@ impl BlobFileWriter {
                         .collect();
                     w.push_payload(&encode_array_payload(&plain));
                 } else {
-                    let (head, tail) = array_payload_frame(&elems);
+                    let lens: Vec<Option<u64>> = elems
+                        .iter()
+                        .map(|e| e.as_ref().map(BlobInput::len))
+                        .collect();
+                    let (head, tail) = array_payload_frame(&lens);
                     let mut parts = vec![PayloadPart::Bytes(&head)];
                     parts.extend(elems.iter().flatten().map(BlobInput::part));
                     parts.push(PayloadPart::Bytes(&tail));
@@ -1413,7 +1391,11 @@ impl BlobFileWriter {
                     w.push_payload(&encode_map_payload(&pairs)?);
                 } else {
                     let keys: Vec<Option<&[u8]>> = key_bytes.iter().map(|k| k.as_deref()).collect();
-                    let (head, tail) = map_payload_frame(&keys, &values_in)?;
+                    let lens: Vec<Option<u64>> = values_in
+                        .iter()
+                        .map(|v| v.as_ref().map(BlobInput::len))
+                        .collect();
+                    let (head, tail) = map_payload_frame(&keys, &lens)?;
                     let mut parts = vec![PayloadPart::Bytes(&head)];
                     parts.extend(values_in.iter().flatten().map(BlobInput::part));
                     parts.push(PayloadPart::Bytes(&tail));
