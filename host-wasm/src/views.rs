@@ -126,11 +126,24 @@ pub async fn levels<T>(io: &Io<T>, q: &ViewQuery) -> Result<Value> {
 /// As [`resolve_query`]; IO / corrupt manifests; malformed compaction options.
 pub async fn compaction_preview<T>(io: &Io<T>, q: &ViewQuery, now_millis: i64) -> Result<Value> {
     let (s, schema, entries, index) = snapshot_files(io, q).await?;
-    let view = inspect::compaction_preview(
+    // Record-level expiry reads file statistics with the files' own schemas.
+    let mut schemas = BTreeMap::new();
+    if schema.options.contains_key("record-level.expire-time") {
+        let ids: std::collections::BTreeSet<i64> = entries
+            .iter()
+            .map(|e| e.file.schema_id)
+            .filter(|id| *id != schema.id)
+            .collect();
+        for s in try_join_all(ids.iter().map(|id| read_schema(io, *id))).await? {
+            schemas.insert(s.id, s);
+        }
+    }
+    let view = inspect::compaction_preview_with_schemas(
         &schema,
         s.map(|s| s.id),
         &entries,
         &index,
+        &schemas,
         q.full.unwrap_or(false),
         now_millis,
     )?;

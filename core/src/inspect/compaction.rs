@@ -111,6 +111,33 @@ pub fn compaction_preview(
     full: bool,
     now_millis: i64,
 ) -> Result<CompactionPreview> {
+    compaction_preview_with_schemas(
+        schema,
+        snapshot_id,
+        entries,
+        index_entries,
+        &std::collections::BTreeMap::new(),
+        full,
+        now_millis,
+    )
+}
+
+/// [`compaction_preview`] with the schemas of the live files by id (`schemas`; the table's
+/// latest schema need not be there): primary-key tables with record-level expiry
+/// (`record-level.expire-time`) read the statistics of files of older schemas with them.
+///
+/// # Errors
+/// As [`compaction_preview`]; with record-level expiry, [`Error::Invalid`] for a file whose
+/// schema is not in `schemas`.
+pub fn compaction_preview_with_schemas(
+    schema: &TableSchema,
+    snapshot_id: Option<i64>,
+    entries: &[ManifestEntry],
+    index_entries: &[IndexManifestEntry],
+    schemas: &std::collections::BTreeMap<i64, TableSchema>,
+    full: bool,
+    now_millis: i64,
+) -> Result<CompactionPreview> {
     let kind = TableKind::of(schema)?;
     let options = schema.core_options();
     let pfields = partition_fields(schema)?;
@@ -167,6 +194,7 @@ pub fn compaction_preview(
                 full,
                 now_millis,
                 index_entries: index_entries.to_vec(),
+                schemas: schemas.clone(),
                 ..PkCompactRequest::default()
             };
             preview.planner = if dv {

@@ -48,7 +48,9 @@ use crate::spec::partition::render_partition;
 use crate::spec::{BinaryRow, DataField, FileKind, IndexManifestEntry, TableSchema};
 
 pub use blobs::{BlobRefFile, ManagedBlobsView, PackUse, managed_blobs, read_managed_blobs};
-pub use compaction::{CompactionPreview, PreviewTask, compaction_preview};
+pub use compaction::{
+    CompactionPreview, PreviewTask, compaction_preview, compaction_preview_with_schemas,
+};
 pub use field_groups::{FieldGroupsView, field_groups};
 pub use levels::{LevelsView, levels};
 pub use timeline::{SnapshotManifests, TimelineView, timeline};
