@@ -109,7 +109,10 @@ impl Table {
     /// writers ignore their previous files). Postpone-bucket tables with the option `true`
     /// (the default) are written as a batch job of Java's engines writes them, straight into
     /// real buckets ([`paimon_kernel::write::postpone_fixed`]): every live file is read up
-    /// front for the partitions' bucket counts and postpone rows.
+    /// front for the partitions' bucket counts and postpone rows. (Java's core
+    /// `BatchWriteBuilder` and its streaming writers always write `bucket-postpone` files;
+    /// a caller committing streaming-style with [`TableCommit::commit_with_identifier`] that
+    /// wants those sets the option `false`.)
     ///
     /// # Errors
     /// As [`Table::schema`] and [`Table::latest_snapshot`]; [`Error::Kernel`] with
