@@ -32,11 +32,17 @@
 //! inputs without the rows whose time field is expired at the planning time, and rewrites
 //! (rather than upgrades) the files whose statistics show such rows.
 //!
+//! Incremental selection ([`incremental`], our opt-in table option
+//! `kernel.compaction.incremental-selection`): normal compaction compacts small recent runs
+//! and leaves large historical runs in place, for first-row, lookup partial-update /
+//! aggregation, and plain partial-update / aggregation tables whose merge regroups safely.
+//!
 //! Not supported (errors saying so): external data paths with `index-file-in-data-file-dir`.
 //!
 //! Source: Java `org.apache.paimon.mergetree` (`Levels`, `compact.*`).
 
 pub mod expire;
+pub mod incremental;
 pub mod levels;
 pub mod planner;
 pub mod postpone;

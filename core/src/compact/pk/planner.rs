@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::expire::RecordLevelExpire;
+use super::incremental::{self, Selection};
 use super::levels::{Levels, decode_key};
 use super::strategy::{
     CompactStrategy, CompactUnit, EarlyFullCompaction, UniversalCompaction, pick_full_compaction,
@@ -435,6 +436,7 @@ pub fn plan_pk_compaction(
     } else {
         BTreeMap::new()
     };
+    let selection = incremental::selection(schema)?;
     let mut tasks = Vec::new();
     for ((partition_bytes, bucket), (partition, total_buckets, files)) in buckets {
         let (deletion_files, deleted_index_files) = dv_indexes
@@ -453,21 +455,45 @@ pub fn plan_pk_compaction(
                 }
             }
         }
+        let mut keep_retractions = false;
         let unit = if request.full {
             pick_full_compaction(num_levels, &runs, opts.force_rewrite_all_files, |f| {
                 expired.contains(&f.file_name) || deletion_files.contains_key(&f.file_name)
             })
         } else {
-            opts.strategy
-                .pick(num_levels, &runs)
-                .filter(|u| !u.files.is_empty())
+            let java = opts.strategy.pick(num_levels, &runs);
+            let unit = match &selection {
+                Selection::Incremental(regrouping)
+                    if incremental::plain_bucket_regroups(
+                        regrouping,
+                        &levels.all_files(),
+                        schema,
+                        &request.schemas,
+                    )? =>
+                {
+                    incremental::pick(
+                        regrouping,
+                        opts.strategy.universal(),
+                        num_levels,
+                        &runs,
+                        java,
+                    )
+                    .map(|p| {
+                        keep_retractions = p.keep_retractions;
+                        p.unit
+                    })
+                }
+                _ => java,
+            };
+            unit.filter(|u| !u.files.is_empty())
                 .filter(|u| u.files.len() > 1 || u.files[0].level != u.output_level)
         };
         let Some(unit) = unit else {
             continue;
         };
         expired.retain(|name| unit.files.iter().any(|f| &f.file_name == name));
-        let drop_delete = unit.output_level != 0
+        let drop_delete = !keep_retractions
+            && unit.output_level != 0
             && (unit.output_level >= levels.non_empty_highest_level() || deletion_vectors);
         // Java's lookup rewriter (not with changelog-producer = full-compaction, whose
         // rewriter never looks up) sees the bucket's files above the output level.

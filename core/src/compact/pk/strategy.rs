@@ -269,6 +269,15 @@ pub enum CompactStrategy {
 }
 
 impl CompactStrategy {
+    /// The universal compaction this strategy tries first.
+    pub fn universal(&self) -> &UniversalCompaction {
+        match self {
+            CompactStrategy::Universal(u) | CompactStrategy::ForceUpLevel0 { universal: u, .. } => {
+                u
+            }
+        }
+    }
+
     /// The unit to compact, if any.
     pub fn pick(&self, num_levels: i32, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
         match self {

@@ -1294,3 +1294,233 @@ fn record_level_expiry_picks_and_rewrites_expired_files() {
     let tasks = plan_pk_compaction(&schema, &[mid.clone(), fresh.clone()], &normal).unwrap();
     assert!(tasks.is_empty());
 }
+
+fn why(s: super::incremental::Selection) -> String {
+    match s {
+        super::incremental::Selection::Conservative(why) => why,
+        other => panic!("expected a conservative selection, got {other:?}"),
+    }
+}
+
+fn agg_schema(fields: &str, options: &str) -> crate::spec::TableSchema {
+    let json = format!(
+        r#"{{"fields": [{{"name": "k", "type": "BIGINT NOT NULL"}}{fields}],
+        "primaryKeys": ["k"], "options": {{"bucket": "1",
+        "kernel.compaction.incremental-selection": "true"{options}}}}}"#
+    );
+    crate::write::create::new_table_schema(json.as_bytes(), 0).unwrap()
+}
+
+#[test]
+fn incremental_selection_by_table_kind() {
+    use super::incremental::{Regrouping, Selection, selection};
+    let on = r#", "kernel.compaction.incremental-selection": "true""#;
+    assert_eq!(selection(&pk_schema("")).unwrap(), Selection::Java);
+    assert!(
+        selection(&pk_schema(
+            r#", "kernel.compaction.incremental-selection": "maybe""#
+        ))
+        .unwrap_err()
+        .to_string()
+        .contains("kernel.compaction.incremental-selection")
+    );
+    // Lookup tables.
+    for extra in [
+        r#", "merge-engine": "first-row""#,
+        r#", "merge-engine": "first-row", "changelog-producer": "lookup""#,
+        r#", "merge-engine": "partial-update", "changelog-producer": "lookup""#,
+        r#", "merge-engine": "aggregation", "force-lookup": "true""#,
+    ] {
+        assert_eq!(
+            selection(&pk_schema(&format!("{on}{extra}"))).unwrap(),
+            Selection::Incremental(Regrouping::Lookup),
+            "{extra}"
+        );
+    }
+    // Tables that keep Java's selection, with the reason.
+    assert!(why(selection(&pk_schema(on)).unwrap()).contains("deduplicate"));
+    assert!(
+        why(selection(&pk_schema(&format!(
+            r#"{on}, "merge-engine": "first-row", "deletion-vectors.enabled": "true""#
+        )))
+        .unwrap())
+        .contains("deletion-vector")
+    );
+    assert!(
+        why(selection(&pk_schema(&format!(
+            r#"{on}, "merge-engine": "first-row", "changelog-producer": "input""#
+        )))
+        .unwrap())
+        .contains("first-row")
+    );
+    let n = r#", {"name": "n", "type": "BIGINT"}"#;
+    let d = r#", {"name": "d", "type": "DOUBLE"}"#;
+    let conservative = [
+        // last_non_null_value by default.
+        (
+            n,
+            r#", "merge-engine": "aggregation""#,
+            "last_non_null_value",
+        ),
+        (
+            n,
+            r#", "merge-engine": "aggregation", "fields.n.aggregate-function": "first_value""#,
+            "first_value",
+        ),
+        (
+            d,
+            r#", "merge-engine": "aggregation", "fields.d.aggregate-function": "sum""#,
+            "'sum' on DOUBLE",
+        ),
+        (
+            r#", {"name": "m", "type": "DECIMAL(10, 2)"}"#,
+            r#", "merge-engine": "aggregation", "fields.m.aggregate-function": "sum""#,
+            "'sum' on DECIMAL(10, 2)",
+        ),
+        (
+            n,
+            r#", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum", "aggregation.remove-record-on-delete": "true""#,
+            "remove-record-on-delete",
+        ),
+        (
+            n,
+            r#", "merge-engine": "aggregation", "fields.n.aggregate-function": "max", "fields.n.ignore-retract": "true""#,
+            "ignore-retract",
+        ),
+        (
+            n,
+            r#", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum", "sequence.field": "n""#,
+            "sequence.field",
+        ),
+        (
+            n,
+            r#", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum", "changelog-producer": "full-compaction""#,
+            "full-compaction",
+        ),
+        // Sparse overwrite.
+        (
+            n,
+            r#", "merge-engine": "partial-update""#,
+            "sparse overwrite",
+        ),
+        (
+            r#", {"name": "g", "type": "INT"}, {"name": "n", "type": "BIGINT"}"#,
+            r#", "merge-engine": "partial-update", "fields.g.sequence-group": "n""#,
+            "no aggregate function",
+        ),
+        (
+            r#", {"name": "g", "type": "INT"}, {"name": "h", "type": "INT"}, {"name": "n", "type": "BIGINT"}"#,
+            r#", "merge-engine": "partial-update", "fields.g.sequence-group": "h,n", "fields.h.sequence-group": "n", "fields.n.aggregate-function": "max""#,
+            "ordering field of a sequence group and protected",
+        ),
+    ];
+    for (fields, options, reason) in conservative {
+        let got = why(selection(&agg_schema(fields, options)).unwrap());
+        assert!(got.contains(reason), "{options}: {got}");
+    }
+    // The safe subset.
+    assert_eq!(
+        selection(&agg_schema(
+            r#", {"name": "a", "type": "INT"}, {"name": "b", "type": "STRING"}, {"name": "c", "type": "BOOLEAN"}"#,
+            r#", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum", "fields.b.aggregate-function": "max", "fields.c.aggregate-function": "bool_or""#,
+        ))
+        .unwrap(),
+        Selection::Incremental(Regrouping::Plain {
+            int_sums: vec![int_field(1, "a", true)],
+            no_retractions: false,
+        })
+    );
+    let grouped = r#", {"name": "g", "type": "INT"}, {"name": "a", "type": "INT"}, {"name": "b", "type": "STRING"}"#;
+    let groups = r#", "merge-engine": "partial-update", "fields.g.sequence-group": "a,b", "fields.a.aggregate-function": "sum", "fields.b.aggregate-function": "min""#;
+    for (ignore, no_retractions) in [("", true), (r#", "ignore-delete": "true""#, false)] {
+        assert_eq!(
+            selection(&agg_schema(grouped, &format!("{groups}{ignore}"))).unwrap(),
+            Selection::Incremental(Regrouping::Plain {
+                int_sums: vec![int_field(2, "a", true)],
+                no_retractions,
+            })
+        );
+    }
+}
+
+/// Runs of one file each at `(level, size)`, newest first.
+fn runs(spec: &[(i32, i64)]) -> Vec<LevelSortedRun> {
+    spec.iter().map(|(l, s)| level(*l, *s)).collect()
+}
+
+#[test]
+fn incremental_picks_keep_large_history_in_place() {
+    use super::incremental::{IncrementalPick, Regrouping, pick};
+    let u = universal(200, 1, 3);
+    let lookup = CompactStrategy::ForceUpLevel0 {
+        universal: u.clone(),
+        max_interval: None,
+    };
+    let plain = CompactStrategy::Universal(u.clone());
+    let sums = Regrouping::Plain {
+        int_sums: Vec::new(),
+        no_retractions: false,
+    };
+    // Two small level-0 runs, a large run at level 3 and a small oldest run: Java's size
+    // amplification takes everything.
+    let r = runs(&[(0, 10), (0, 10), (3, 300), (5, 100)]);
+    let java = lookup.pick(6, &r).unwrap();
+    assert_eq!(java.files.len(), 4);
+    assert_eq!(java.output_level, 5);
+    // Lookup tables: the level-0 runs go one level above the large run.
+    let p = pick(&Regrouping::Lookup, &u, 6, &r, Some(java.clone())).unwrap();
+    assert_eq!(sizes_of(&p.unit.files), vec![10, 10]);
+    assert_eq!(p.unit.output_level, 2);
+    assert!(!p.keep_retractions);
+    // Plain tables: the oldest run is large against the level-0 runs too; the output goes
+    // to the highest level no retained run holds.
+    let p = pick(&sums, &u, 6, &r, plain.pick(6, &r)).unwrap();
+    assert_eq!(sizes_of(&p.unit.files), vec![10, 10]);
+    assert_eq!(p.unit.output_level, 4);
+    assert!(p.keep_retractions);
+    // A small oldest run is selected past the large one (not adjacent): merged with the
+    // level-0 runs at its own level, the large run stays.
+    let r = runs(&[(0, 10), (0, 10), (3, 300), (5, 20)]);
+    let p = pick(&sums, &u, 6, &r, plain.pick(6, &r)).unwrap();
+    assert_eq!(sizes_of(&p.unit.files), vec![10, 10, 20]);
+    assert_eq!(p.unit.output_level, 5);
+    // ... while a lookup table stops at the large run.
+    let p = pick(&Regrouping::Lookup, &u, 6, &r, lookup.pick(6, &r)).unwrap();
+    assert_eq!(sizes_of(&p.unit.files), vec![10, 10]);
+    assert_eq!(p.unit.output_level, 2);
+    // Java's unit without a retained run is Java's plan.
+    let r = runs(&[(0, 10), (0, 10), (4, 15), (5, 1000)]);
+    let java = lookup.pick(6, &r).unwrap();
+    assert_eq!(
+        pick(&Regrouping::Lookup, &u, 6, &r, Some(java.clone())),
+        Some(IncrementalPick {
+            unit: java,
+            keep_retractions: false
+        })
+    );
+    // Nothing picked by Java: nothing.
+    assert_eq!(pick(&sums, &u, 6, &r[2..], None), None);
+    // The large run at level 1: no level above it, Java's forced level-0 pick (with level 1).
+    let r = runs(&[(0, 10), (1, 500), (5, 10_000)]);
+    let java = lookup.pick(6, &r).unwrap();
+    let p = pick(&Regrouping::Lookup, &u, 6, &r, Some(java)).unwrap();
+    assert_eq!(sizes_of(&p.unit.files), vec![10, 500]);
+    assert_eq!(p.unit.output_level, 4);
+    // Plain: a single selected run compacts nothing; every level held by history: Java.
+    let r = runs(&[(0, 10), (3, 300), (4, 5000), (5, 100_000)]);
+    assert!(plain.pick(6, &r).is_some());
+    assert_eq!(pick(&sums, &u, 6, &r, plain.pick(6, &r)), None);
+    let r = runs(&[
+        (0, 10),
+        (0, 10),
+        (1, 100),
+        (2, 1_000),
+        (3, 10_000),
+        (4, 100_000),
+        (5, 1_000_000),
+    ]);
+    let java = plain.pick(6, &r).unwrap();
+    let p = pick(&sums, &u, 6, &r, Some(java.clone())).unwrap();
+    assert_eq!(p.unit, java);
+    assert!(!p.keep_retractions);
+}
