@@ -23,6 +23,13 @@ gen_tables.make_batch (the read bench's generator), so the schema is the read be
   c2_upd{u}       : u = 1..9, `_ROW_ID` 0..999,999 and column C2_COLS[u-1] from seed 800+u.
   c3_small        : = w1_append_2m, in batches of 2,000 rows (one small file per batch).
   k1_rows         : 1,000 rows (ids 0..999, seed 1000): one write of the commit-latency case.
+  w4_blob_100     : 100 rows `id BIGINT NOT NULL`, `name STRING`, `data` LargeBinary (the BLOB
+                    column of the managed-blob PK case W4): ids 0..99 shuffled (numpy seed 17),
+                    name `blob-<id>`, data = exactly 1 MiB of numpy default_rng(1800 + id).bytes;
+                    Arrow IPC only (no Java writer), batches of 10 rows. w4_blobs.bin: the 100
+                    blobs concatenated in row order (100 MiB; the copy floor's source).
+
+`gen_write_inputs.py DIR w4` writes only the W4 inputs.
 """
 import os, sys
 import numpy as np
@@ -86,6 +93,28 @@ def k1_rows():
     return g.make_batch(np.arange(1000, dtype=np.int64), 1000, g.SCHEMA)
 
 
+W4_ROWS = 100
+W4_BLOB_BYTES = 1 << 20
+W4_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
+                       pa.field("data", pa.large_binary())])
+
+
+def w4():
+    ids = np.arange(W4_ROWS, dtype=np.int64)
+    np.random.default_rng(17).shuffle(ids)
+    blobs = [np.random.default_rng(1800 + int(i)).bytes(W4_BLOB_BYTES) for i in ids]
+    return pa.Table.from_arrays([pa.array(ids, pa.int64()), pa.array(["blob-%03d" % i for i in ids]),
+                                 pa.array(blobs, pa.large_binary())], schema=W4_SCHEMA)
+
+
+def save_w4(d):
+    t = w4()
+    save(d, "w4_blob_100", t, batch=10, parquet=False)
+    with open(os.path.join(d, "w4_blobs.bin"), "wb") as f:
+        for b in t.column("data").to_pylist():
+            f.write(b)
+
+
 def save(d, name, t, batch=BATCH, parquet=True):
     t = t.combine_chunks()
     with ipc.new_file(os.path.join(d, name + ".arrow"), t.schema) as w:
@@ -100,6 +129,9 @@ def save(d, name, t, batch=BATCH, parquet=True):
 def main():
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
+    if sys.argv[2:] == ["w4"]:
+        save_w4(d)
+        return
     a = w1()
     save(d, "w1_append_2m", a)
     save(d, "c3_small", a, batch=2000, parquet=False)
@@ -112,6 +144,7 @@ def main():
     for u in range(1, 10):
         save(d, "c2_upd%d" % u, c2_upd(u))
     save(d, "k1_rows", k1_rows())
+    save_w4(d)
 
 
 if __name__ == "__main__":

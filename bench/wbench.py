@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write, compaction and commit benchmark of paimon-kernel side by side with its peers (issue 18).
 
-usage: python wbench.py [--runs N] [--cases W1,W2,W3,C1,C2,C3,K1,K2] [--writers a,b,...]
+usage: python wbench.py [--runs N] [--cases W1,W2,W3,W4,C1,C2,C3,K1,K2] [--writers a,b,...]
                         [--skip-verify] [--java-repeat N]
 Run with the pypaimon 2.1.0 venv's python (~/.cache/paimon-kernel/venv). See README.md
 ("Writing, compaction and commit").
@@ -9,7 +9,7 @@ Run with the pypaimon 2.1.0 venv's python (~/.cache/paimon-kernel/venv). See REA
 Env: DATA (default /work/wbench-data: inputs in DATA/in, tables in DATA/wh/bench.db, logs in
 DATA/res), BIN (dir of the release paimon-kernel and of kbench's kbench, encode_floor,
 decode_floor), PEER_BIN (dir of peer's paimon_write), KBENCH (the kbench binary), JAVA_RUN
-(bench/peer-java/run).
+(bench/peer-java/run), PYRUST (python of the pypaimon-rust 0.4.0 venv, W4).
 
 Per case: the prepared tables are built once by our CLI (untimed); then one warm-up round in
 which every writer's output is verified (read back by `paimon-kernel scan --format arrow`
@@ -41,6 +41,7 @@ KBENCH = os.environ.get("KBENCH", os.path.join(BIN, "kbench"))
 JAVA_RUN = os.environ.get("JAVA_RUN", os.path.join(HERE, "peer-java", "run"))
 PK = os.path.join(BIN, "paimon-kernel")
 PY = sys.executable
+PYRUST = os.environ.get("PYRUST", os.path.expanduser("~/.cache/paimon-kernel/venv-rust/bin/python"))
 
 FIELDS = [("id", "BIGINT"), ("name", "STRING"), ("city", "STRING"), ("amount", "DOUBLE"),
           ("qty", "INT"), ("ts", "TIMESTAMP(6)"), ("flag", "BOOLEAN"), ("note", "STRING")]
@@ -53,6 +54,13 @@ def schema_json(pk=False, options=None):
         s["primaryKeys"] = ["id"]
     return json.dumps(s)
 
+
+# W4: managed-BLOB primary-key table (README "Primary-key tables with BLOB ..."), one bucket, so
+# each writer seals one pack of the 100 MiB.
+W4_SCHEMA = json.dumps({"fields": [{"name": "id", "type": "BIGINT NOT NULL"},
+                                   {"name": "name", "type": "STRING"},
+                                   {"name": "data", "type": "BLOB"}],
+                        "primaryKeys": ["id"], "options": {"bucket": "1"}})
 
 DE_OPTS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
 C1_OPTS = {
@@ -228,9 +236,57 @@ def compare(got, exp, float_sum=False):
     return True, "rows=%d checksum=%s" % (got.num_rows, checksum(exp_c))
 
 
+def blob_digests(tbl):
+    """{id: (name, len, sha256)} of a W4 table's rows."""
+    out = {}
+    for i, n, d in zip(tbl.column("id").to_pylist(), tbl.column("name").to_pylist(),
+                       tbl.column("data").to_pylist()):
+        out[i] = (n, None if d is None else len(d), None if d is None else hashlib.sha256(d).hexdigest())
+    return out
+
+
+def verify_w4(table_path, writer, log):
+    """W4: our scan and pypaimon-rust's read of table_path, every blob's sha256 against the input;
+    also what the writer left on disk (packs, data files)."""
+    exp = blob_digests(read_arrow_file(inp("w4_blob_100")))
+    out = os.path.join(RES, "verify.%d.arrow" % os.getpid())
+    sh([PK, "scan", table_path, "--format", "arrow", "--output", out])
+    got = blob_digests(read_arrow_stream(out))
+    os.remove(out)
+    ok = got == exp
+    line = "verify W4 %s (paimon-kernel scan): %s rows=%d blobs_sha256_equal=%d" % (
+        writer, "OK" if ok else "DIFFERS", len(got), sum(1 for k in exp if got.get(k) == exp[k]))
+    jf = os.path.join(RES, "verify.%d.json" % os.getpid())
+    r = subprocess.run([PYRUST, os.path.join(HERE, "pyrust_blob.py"), "read", WH,
+                        "bench." + os.path.basename(table_path), jf], capture_output=True, text=True)
+    if r.returncode == 0:
+        got2 = {int(k): tuple(v) for k, v in json.load(open(jf)).items()}
+        os.remove(jf)
+        ok2 = got2 == exp
+        line += "; pypaimon-rust 0.4.0 read: %s rows=%d" % ("OK" if ok2 else "DIFFERS", len(got2))
+        ok = ok and ok2
+    else:
+        line += "; pypaimon-rust 0.4.0 read FAILED: %s" % r.stderr.strip()[-300:]
+        ok = False
+    files = []
+    for d, _, fs in os.walk(table_path):
+        if os.path.basename(d).startswith("bucket-"):
+            files += [(f, os.path.getsize(os.path.join(d, f))) for f in fs]
+    packs = [sz for f, sz in files if f.endswith(".managed.blob")]
+    data = [sz for f, sz in files if not f.endswith(".managed.blob")]
+    line += "; on disk: %d pack(s) %d bytes, %d other bucket file(s) %d bytes" % (
+        len(packs), sum(packs), len(data), sum(data))
+    print("  " + line, flush=True)
+    log.write(line + "\n")
+    if not ok:
+        raise RuntimeError(line)
+
+
 def verify(case, table_path, writer, log):
     """Reads table_path back with our CLI (and pypaimon for our own output) and compares it with
     the case's model; raises on a difference."""
+    if case == "W4":
+        return verify_w4(table_path, writer, log)
     out = os.path.join(RES, "verify.%d.arrow" % os.getpid())
     sh([PK, "scan", table_path, "--format", "arrow", "--output", out])
     got = read_arrow_stream(out)
@@ -309,6 +365,24 @@ def writers_for(case):
         out = os.path.join(RES, "floor.%d.parquet" % os.getpid())
         ws.append(("floor", (lambda: None), [os.path.join(BIN, "encode_floor"), inp(src),
                                               out, "pk" if pk else "append"], None))
+    elif case == "W4":
+        src = inp("w4_blob_100")
+        # No pypaimon 2.1.0 row: its Python writer refuses BLOB columns of primary-key tables
+        # ("Primary-key Blob writes require the native writer; enable write.native.enabled"),
+        # and its native writer is pypaimon-rust's (the `pyrust` row), absent from its venv.
+        for w in ("kernel", "kernel1c", "pyrust"):
+            name = "w4_%s" % w
+            cmd = {
+                "kernel": [PK, "write", t(name), "--input", src],
+                "kernel1c": ["taskset", "-c", "0", PK, "write", t(name), "--input", src],
+                "pyrust": [PYRUST, os.path.join(HERE, "pyrust_blob.py"), "write", WH, "bench." + name, src],
+            }[w]
+            ws.append((w, (lambda p=t(name): create(p, W4_SCHEMA)), cmd, t(name)))
+        # floors: the blob bytes copied once (cp: copy_file_range; dd: read + write, 8 MiB blocks)
+        dst = os.path.join(WH, "w4_floor.bin")
+        rm = lambda: os.path.exists(dst) and os.remove(dst)
+        ws.append(("floor", rm, ["cp", inp("w4_blobs", "bin"), dst], None))
+        ws.append(("floor_dd", rm, ["dd", "if=" + inp("w4_blobs", "bin"), "of=" + dst, "bs=8M"], None))
     elif case == "W3":
         for w in ("kernel", "kernel1c", "paimon", "pypaimon"):
             name = "w3_%s" % w
@@ -396,7 +470,7 @@ def med(xs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cases", default="W1,W2,W3,C1_dedup,C1_partial,C1_agg,C2,C3,K1,K2")
+    ap.add_argument("--cases", default="W1,W2,W3,W4,C1_dedup,C1_partial,C1_agg,C2,C3,K1,K2")
     ap.add_argument("--writers", default="")
     ap.add_argument("--skip-verify", action="store_true")
     ap.add_argument("--java-repeat", type=int, default=4)
@@ -405,7 +479,10 @@ def main():
     ap.add_argument("--k1-runs", type=int, default=5)
     a = ap.parse_args()
     os.makedirs(RES, exist_ok=True)
-    if not os.path.exists(inp("k1_rows")):
+    if a.cases == "W4":
+        if not os.path.exists(inp("w4_blobs", "bin")):
+            subprocess.run([PY, os.path.join(HERE, "gen_write_inputs.py"), IN, "w4"], check=True)
+    elif not os.path.exists(inp("k1_rows")):
         subprocess.run([PY, os.path.join(HERE, "gen_write_inputs.py"), IN], check=True)
     only = set(a.writers.split(",")) if a.writers else None
     log = open(os.path.join(RES, "wbench.log"), "a")

@@ -7,19 +7,24 @@ Per case and writer: wall seconds (median, min, max), CPU seconds (user + sys, m
 over wall and rows per CPU second (the per-core throughput: robust on a loaded machine), peak
 RSS, the 1-minute load average seen before the runs. Then the ratios the issue asks for,
 on CPU seconds and on wall seconds: kernel / floor (compactions: floor = decode + encode),
-Java / kernel, pypaimon / kernel, paimon crate / kernel.
+Java / kernel, pypaimon / kernel, paimon crate / kernel. W4 (100 blobs of 1 MiB) adds the MiB/s
+of blob bytes and the ratios to its second floor (dd) and to pypaimon-rust.
 """
 import json, sys
 from collections import defaultdict
 
 ROWS = {"W1": 2_000_000, "W2": 1_000_000, "W3": 200_000, "C1_dedup": 1_000_000,
-        "C1_partial": 1_000_000, "C1_agg": 1_000_000, "C2": 1_000_000, "C3": 2_000_000}
+        "C1_partial": 1_000_000, "C1_agg": 1_000_000, "C2": 1_000_000, "C3": 2_000_000, "W4": 100}
+BLOB_MIB = {"W4": 100}
 NAMES = {"kernel": "paimon-kernel CLI (2 cores)", "kernel1c": "paimon-kernel CLI, `taskset -c 0`",
          "paimon": "`paimon` crate 0.4.0", "pypaimon": "pypaimon 2.1.0", "java": "Java Paimon 1.4.2 (process)",
          "floor": "encode floor (arrow-rs, 1 thread)", "floor_decode": "decode floor (1 thread)",
          "floor_encode": "encode floor of the output (1 thread)", "kfiles": "`paimon-kernel files --json`",
          "kcount": "`paimon-kernel scan --format count`", "pyplan": "pypaimon 2.1.0 `plan()`",
-         "javafiles": "Java 1.4.2 `$files` (java-check, JVM start + printing)"}
+         "javafiles": "Java 1.4.2 `$files` (java-check, JVM start + printing)",
+         "pyrust": "pypaimon-rust 0.4.0"}
+W4_NAMES = {"floor": "copy floor: `cp` of the 100 MiB of blob bytes",
+            "floor_dd": "copy floor: `dd bs=8M` (read + write)"}
 
 
 def med(xs):
@@ -58,10 +63,13 @@ def main():
             st[w] = (wall, cpu)
             loads = [r["load1"] for r in rs]
             print("| %s | %d | %.2f (%.2f-%.2f) | %.2f | %s | %s | %.0f / %.0f | %.1f-%.1f |" % (
-                NAMES.get(w, w), len(rs), wall, min(r["wall_s"] for r in rs), max(r["wall_s"] for r in rs),
+                (W4_NAMES.get(w) if c in BLOB_MIB else None) or NAMES.get(w, w), len(rs), wall, min(r["wall_s"] for r in rs), max(r["wall_s"] for r in rs),
                 cpu, "{:,.0f}".format(rows / wall) if rows else "-",
                 "{:,.0f}".format(rows / cpu) if rows and cpu else "-", med(rss), max(rss),
                 min(loads), max(loads)))
+        if c in BLOB_MIB:
+            print("\nBlob bytes per wall second: " + ", ".join(
+                "%s %.0f MiB/s" % (w, BLOB_MIB[c] / st[w][0]) for w in st if st[w][0] > 0) + ".")
         if (c, "java") in runs:
             cold = []
             for r in runs[(c, "java")]:
@@ -96,6 +104,12 @@ def main():
         r_("java", "kernel1c", "Java / kernel 1 core")
         r_("paimon", "kernel", "`paimon` crate / kernel")
         r_("pypaimon", "kernel", "pypaimon / kernel")
+        r_("kernel", "floor_dd", "kernel / dd floor")
+        r_("kernel1c", "floor_dd", "kernel 1 core / dd floor")
+        r_("pyrust", "kernel", "pypaimon-rust / kernel")
+        if "pyrust" in st and "kernel" in st:
+            rat.append("peak RSS kernel / pypaimon-rust = %.2f" % (
+                med([r["rss_mib"] for r in runs[(c, "kernel")]]) / med([r["rss_mib"] for r in runs[(c, "pyrust")]])))
         if "java" in st and "kernel" in st:
             rj = [r["rss_mib"] for r in runs[(c, "java")]]
             rk = [r["rss_mib"] for r in runs[(c, "kernel")]]
