@@ -369,3 +369,67 @@ fn lookup_tables_compact_level0_above_history() {
     assert_eq!(levels(&mut store), BTreeMap::from([(5, 1)]));
     assert_eq!(rows(&mut store), before);
 }
+
+/// A task is a serde value carrying its output level, run anywhere; committing its result
+/// twice (same commit user and identifier) applies it once.
+#[test]
+fn tasks_round_trip_and_commit_once() {
+    use crate::compact::pk::{
+        PkCompactContext, PkCompactRequest, PkCompactTask, plan_pk_compaction, run_compact_task,
+    };
+    let mut store = layout(
+        r#", {"name": "n", "type": "INT"}"#,
+        r#", "merge-engine": "aggregation", "fields.n.aggregate-function": "max""#,
+        "k,n",
+        ["1,5\n2,1\n", &filler(|k| format!("{k},1")), "1,3\n2,2\n3,4\n"],
+    );
+    let before = rows(&mut store);
+    let m = Machine::once("plan", |io| async move {
+        let schema = latest_schema(&io).await?;
+        let files = read_latest_live_files(&io, &schema).await?.unwrap();
+        let request = PkCompactRequest {
+            now_millis: 1_767_225_600_000,
+            schemas: files.schemas.clone(),
+            ..Default::default()
+        };
+        let tasks = plan_pk_compaction(&schema, &files.entries, &request)?;
+        Ok((schema, files.schemas, tasks))
+    });
+    let (schema, schemas, tasks) = store.run(m).unwrap().remove(0);
+    assert_eq!(tasks.len(), 1);
+    // The level-0 run and the oldest run, past the large middle run, to the max level; the
+    // output keeps retractions though it is the max level.
+    assert_eq!(tasks[0].unit.output_level, 5);
+    assert_eq!(tasks[0].unit.files.len(), 2);
+    assert!(!tasks[0].drop_delete);
+    let json = serde_json::to_string(&tasks[0]).unwrap();
+    let task: PkCompactTask = serde_json::from_str(&json).unwrap();
+    assert_eq!(task, tasks[0]);
+    let ctx = PkCompactContext {
+        schema: schema.clone(),
+        schemas,
+        seed: 7,
+        time_millis: 1_767_225_600_000,
+        batch_size: 1024,
+    };
+    let m = Machine::once("run", move |io| async move {
+        run_compact_task(&io, &ctx, &task).await
+    });
+    let (message, _) = store.run(m).unwrap().remove(0);
+    let commit_once = |store: &mut MemoryStore| {
+        let (schema, message) = (schema.clone(), message.clone());
+        let m = Machine::once("commit", move |io| async move {
+            let options = CommitOptions::new("coordinator", 1_767_225_700_000, 11);
+            commit(&io, &schema, vec![message], &CommitMode::Append, &options).await
+        });
+        store.run(m).unwrap().remove(0)
+    };
+    let first = commit_once(&mut store);
+    assert_eq!(first.snapshot_ids.len(), 1);
+    assert!(!first.already_committed);
+    let second = commit_once(&mut store);
+    assert!(second.snapshot_ids.is_empty());
+    assert!(second.already_committed);
+    assert_eq!(levels(&mut store), BTreeMap::from([(3, 1), (5, 1)]));
+    assert_eq!(rows(&mut store), before);
+}
