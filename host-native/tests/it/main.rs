@@ -19,6 +19,7 @@ mod delete_dv;
 mod dynamic_bucket;
 mod external_paths;
 mod http;
+mod incremental;
 mod inline_blob;
 mod maintenance;
 mod managed_blob;
