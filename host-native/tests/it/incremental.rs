@@ -52,10 +52,7 @@ async fn move_level0_to(table: &Table, level: i32) {
         .collect();
     let after = before
         .iter()
-        .map(|f| DataFileMeta {
-            level,
-            ..f.clone()
-        })
+        .map(|f| DataFileMeta { level, ..f.clone() })
         .collect();
     let message = CommitMessage {
         partition: BinaryRow::empty(),
@@ -146,7 +143,12 @@ async fn plain_aggregation_and_partial_update_regroup_past_history() {
         [
             agg(vec![1, 2], vec![5, 1], vec!["x", "a"], vec![false, false]),
             agg(mk, vec![-7; n + 1], vec!["m"; n + 1], vec![true; n + 1]),
-            agg(vec![1, 2, 3], vec![3, 2, 4], vec!["w", "b", "c"], vec![false; 3]),
+            agg(
+                vec![1, 2, 3],
+                vec![3, 2, 4],
+                vec!["w", "b", "c"],
+                vec![false; 3],
+            ),
         ],
     )
     .await;
@@ -184,7 +186,12 @@ async fn plain_aggregation_and_partial_update_regroup_past_history() {
         [
             pu(vec![1, 2], vec![1, 1], vec![5, 1], vec!["x", "a"]),
             pu(mk, vec![2; n + 1], vec![-7; n + 1], vec!["m"; n + 1]),
-            pu(vec![1, 2, 3], vec![1, 3, 1], vec![3, 2, 4], vec!["w", "b", "c"]),
+            pu(
+                vec![1, 2, 3],
+                vec![1, 3, 1],
+                vec![3, 2, 4],
+                vec!["w", "b", "c"],
+            ),
         ],
     )
     .await;
@@ -212,11 +219,18 @@ async fn lookup_tables_compact_level0_above_history() {
     .await;
     let s = |keys: Vec<i64>, v: &str| {
         let len = keys.len();
-        batch(keys, vec![("s", Arc::new(StringArray::from(vec![v; len])) as ArrayRef)])
+        batch(
+            keys,
+            vec![("s", Arc::new(StringArray::from(vec![v; len])) as ArrayRef)],
+        )
     };
     layout(
         &table,
-        [s(vec![1, 2], "a"), s(filler.clone(), "m"), s(vec![1, 3, 150], "x")],
+        [
+            s(vec![1, 2], "a"),
+            s(filler.clone(), "m"),
+            s(vec![1, 3, 150], "x"),
+        ],
     )
     .await;
     let (_, files_in) = compact_keeps_middle(&table).await;
@@ -266,7 +280,10 @@ async fn lookup_tables_compact_level0_above_history() {
     )
     .await;
     let before = rows(&table).await;
-    let one: Vec<&String> = before.iter().filter(|r| r.starts_with(r#"{"k":1,"#)).collect();
+    let one: Vec<&String> = before
+        .iter()
+        .filter(|r| r.starts_with(r#"{"k":1,"#))
+        .collect();
     assert_eq!(one, vec![r#"{"k":1,"s":"b","n":7}"#], "{}", before.len());
     let (_, files_in) = compact_keeps_middle(&table).await;
     assert_eq!(files_in, 1);
@@ -296,7 +313,9 @@ fn changelog(loc: &Path) -> Vec<(i64, i8)> {
         for b in reader {
             let b = b.unwrap();
             let keys = b.column(b.schema().index_of("_KEY_k").unwrap()).clone();
-            let kinds = b.column(b.schema().index_of("_VALUE_KIND").unwrap()).clone();
+            let kinds = b
+                .column(b.schema().index_of("_VALUE_KIND").unwrap())
+                .clone();
             for r in 0..b.num_rows() {
                 out.push((
                     keys.as_primitive::<Int64Type>().value(r),

@@ -67,6 +67,20 @@ thread_local! {
 }
 
 #[cfg(test)]
+thread_local! {
+    /// Tests only: how many picks differed from Java's unit.
+    pub(crate) static NON_JAVA_PICKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn count_non_java_pick() {
+    NON_JAVA_PICKS.with(|c| c.set(c.get() + 1));
+}
+
+#[cfg(not(test))]
+fn count_non_java_pick() {}
+
+#[cfg(test)]
 fn bypass() -> bool {
     BYPASS_CHECKS.with(|b| b.get())
 }
@@ -494,6 +508,7 @@ pub fn pick(
             keep_retractions: false,
         });
     }
+    count_non_java_pick();
     let take = |indexes: &[usize], output_level: i32| CompactUnit {
         output_level,
         files: indexes
