@@ -1,7 +1,7 @@
 #!/bin/sh
 # install.sh [DIR]: builds java-check (Java Paimon 1.4.2's reader, see README.md) and installs it
 # into DIR (default /work/java-check): DIR/lib/ (the jar and its dependencies), DIR/read,
-# DIR/files (the $files system table) and DIR/read.jsa (a class-data-sharing archive that
+# DIR/files (the $files system table), DIR/plan (the compaction Java plans) and DIR/read.jsa (a class-data-sharing archive that
 # halves the JVM start). Idempotent: run it again after changing the sources. Not part of CI.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +48,15 @@ cat > "$dest/files" <<EOF
 # Java Paimon 1.4.2's \$files system table of TABLE_DIR (see read).
 exec "$dest/read" "\$@" --system files
 EOF
-chmod +x "$dest/read" "$dest/files"
+cat > "$dest/plan" <<EOF
+#!/bin/sh
+# Java Paimon 1.4.2's compaction plan of TABLE_DIR's latest snapshot: plan TABLE_DIR [--full].
+exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
+    -Xlog:disable -Xlog:all=warning:stderr \\
+    -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
+    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Plan "\$@"
+EOF
+chmod +x "$dest/read" "$dest/files" "$dest/plan"
 
 # The class-data-sharing archive: the classes loaded by one read of a small table in the repo.
 java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ArchiveClassesAtExit="$dest/read.jsa" \

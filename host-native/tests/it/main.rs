@@ -27,6 +27,7 @@ mod oracle;
 mod orc_nested;
 mod partition_expire;
 mod pk_dv;
+mod plan_java;
 mod postpone;
 mod postpone_fixed;
 mod record_level_expire;
