@@ -21,6 +21,7 @@ mod external_paths;
 mod http;
 mod incremental;
 mod inline_blob;
+mod java_continues;
 mod maintenance;
 mod managed_blob;
 mod oracle;

@@ -108,3 +108,58 @@ for r in canon_table(read_arrow(table)):
         .collect();
     Some(Ok(sorted_strings(&rows)))
 }
+
+/// The `write` script of java-check (Java Paimon 1.4.2 writing and compacting), next to the
+/// `read` script [`java_rows`] uses, when installed.
+pub fn java_write_script() -> Option<PathBuf> {
+    let read = std::env::var_os("PAIMON_JAVA_CHECK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
+    let write = read.with_file_name("write");
+    (read.exists() && write.exists()).then_some(write)
+}
+
+/// Java Paimon 1.4.2 writes `rows` (JSON objects by field name, `_ROW_KIND` optional) to the
+/// table at `dir` in one batch commit; `false` when java-check is not installed.
+pub fn java_write(dir: &Path, rows: &[Value]) -> bool {
+    let Some(script) = java_write_script() else {
+        return false;
+    };
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let text: String = rows.iter().map(|r| r.to_string() + "\n").collect();
+    std::fs::write(file.path(), text).unwrap();
+    let out = Command::new(&script)
+        .arg("write")
+        .arg(dir)
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "java write to {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+/// Java Paimon 1.4.2 compacts every bucket of the table at `dir` (`full` or its strategy),
+/// one commit; `false` when java-check is not installed.
+pub fn java_compact(dir: &Path, full: bool) -> bool {
+    let Some(script) = java_write_script() else {
+        return false;
+    };
+    let mut cmd = Command::new(&script);
+    cmd.arg("compact").arg(dir);
+    if full {
+        cmd.arg("--full");
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "java compaction of {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}

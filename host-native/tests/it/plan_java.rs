@@ -184,5 +184,8 @@ async fn write_compact_sequences_plan_as_java() {
             }
         }
     }
-    assert!(compared > 50 && differing > 10, "{compared} units, {differing} normal plans");
+    assert!(
+        compared > 50 && differing > 10,
+        "{compared} units, {differing} normal plans"
+    );
 }
