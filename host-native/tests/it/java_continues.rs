@@ -1,9 +1,12 @@
 //! Java continues what we wrote and compacted: for each merge engine, two writes and a
-//! compaction of ours (normal, then full), then Java Paimon 1.4.2 writes on top and compacts
-//! with its own strategy, and both readers give the rows of a model of the engine. Runs where
-//! java-check is installed (`conformance/java-check/install.sh`).
+//! compaction of ours (normal, then full), read by us and pypaimon 2.1.0 (where its venv is
+//! installed), then Java Paimon 1.4.2 writes on top and compacts with its own strategy, and
+//! our reader and Java's give the rows of a model of the engine; we compact again. The Java
+//! part runs where java-check is installed (`conformance/java-check/install.sh`).
 
-use crate::oracle::{java_compact, java_rows, java_write, java_write_script, sorted_strings};
+use crate::oracle::{
+    java_compact, java_rows, java_write, java_write_script, pypaimon_rows, sorted_strings,
+};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -118,9 +121,6 @@ async fn rows(table: &Table) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
-    if java_write_script().is_none() {
-        return;
-    }
     let engines = [
         Engine::Deduplicate,
         Engine::PartialUpdate,
@@ -133,7 +133,11 @@ async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
     let tmp = tempfile::tempdir().unwrap();
     for engine in engines {
         for full in [false, true] {
-            let dir = tmp.path().join(format!("{engine:?}-{full}"));
+            // `<warehouse>/<db>.db/<table>`, the layout pypaimon's catalog reads.
+            let dir = tmp
+                .path()
+                .join("wh/db.db")
+                .join(format!("{engine:?}-{full}").to_lowercase());
             let schema = format!(
                 r#"{{"fields": [{{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}},
                 {{"name": "n", "type": "BIGINT"}}], "primaryKeys": ["k"],
@@ -172,6 +176,12 @@ async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
                 .unwrap();
             let want = model_rows(&model);
             assert_eq!(rows(&table).await, want, "{engine:?} full {full}: ours");
+            if let Some(py) = pypaimon_rows(&dir) {
+                assert_eq!(py, want, "{engine:?} full {full}: pypaimon");
+            }
+            if java_write_script().is_none() {
+                continue;
+            }
             // Java appends (new and existing keys, some nulls) and compacts with its strategy.
             let c: Vec<(i64, Option<String>, Option<i64>)> = (150..500)
                 .map(|k| {
