@@ -152,9 +152,10 @@ fn regroupable_function(name: &str, field: &DataField) -> Option<bool> {
 ///   function takes the winner's value, which depends on order for equal sequences; a
 ///   field outside any group is a sparse overwrite). An ordering field that another group
 ///   also protects is refused too, though no wrong rows were found for it here (60 seeded
-///   cases with the checks bypassed regrouped to the same rows): our merge, like Java's,
-///   lets the group whose option comes later decide such a field, and Java takes the
-///   groups in hash order, so it may refuse the table or decide it the other way.
+///   cases with the checks bypassed regrouped to the same rows): our merge takes the groups
+///   in option-key order, so the field's own group decides it when it comes after the
+///   protecting group and the other order is refused ("defined repeatedly"), while Java
+///   takes the groups in hash order, so the same table may be read otherwise there.
 ///
 /// # Errors
 /// [`Error::Invalid`] for a malformed option value (the option itself, the merge options,
