@@ -42,6 +42,7 @@ JAVA_RUN = os.environ.get("JAVA_RUN", os.path.join(HERE, "peer-java", "run"))
 PK = os.path.join(BIN, "paimon-kernel")
 PY = sys.executable
 PYRUST = os.environ.get("PYRUST", os.path.expanduser("~/.cache/paimon-kernel/venv-rust/bin/python"))
+JAVA_CHECK = os.environ.get("PAIMON_JAVA_CHECK_DIR", os.path.expanduser("~/.cache/paimon-kernel/java-check"))
 
 FIELDS = [("id", "BIGINT"), ("name", "STRING"), ("city", "STRING"), ("amount", "DOUBLE"),
           ("qty", "INT"), ("ts", "TIMESTAMP(6)"), ("flag", "BOOLEAN"), ("note", "STRING")]
@@ -415,7 +416,7 @@ def writers_for(case):
         ws.append(("kfiles", (lambda: None), [PK, "files", t("p_k1"), "--json"], None))
         ws.append(("kcount", (lambda: None), [PK, "scan", t("p_k1"), "--format", "count"], None))
         ws.append(("pyplan", (lambda: None), [PY, "-c", PYPLAN, WH, "bench.p_k1"], None))
-        ws.append(("javafiles", (lambda: None), ["/work/java-check/files", t("p_k1")], None))
+        ws.append(("javafiles", (lambda: None), [JAVA_CHECK + "/files", t("p_k1")], None))
     return ws
 
 

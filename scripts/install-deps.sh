@@ -10,6 +10,8 @@ command -v node >/dev/null 2>&1 || need_apt+=(nodejs)        # wasm API tests (n
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)    # pypaimon, the live oracle
 python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
+command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)  # java-check (Java Paimon)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -66,3 +68,20 @@ if [ "$installed" != "$pypaimon_rust_version $pypaimon_rust_pyarrow" ]; then
     "pypaimon-rust==$pypaimon_rust_version" "pyarrow==$pypaimon_rust_pyarrow"
 fi
 "$rust_venv/bin/python" -c 'import pypaimon_rust.datafusion, pyarrow; from importlib.metadata import version; print("pypaimon-rust", version("pypaimon-rust"), "pyarrow", pyarrow.__version__)'
+
+# java-check: Java Paimon 1.4.2 reading, writing, compacting and planning
+# (conformance/java-check, a Maven project on paimon-bundle 1.4.2 from Maven Central), the Java
+# oracle of the integration tests (host-native/tests/it/oracle.rs finds it here). Rebuilt only
+# when its sources change (a hash of them is kept next to the scripts).
+# PAIMON_JAVA_CHECK_DIR overrides the location.
+java_check="${PAIMON_JAVA_CHECK_DIR:-$HOME/.cache/paimon-kernel/java-check}"
+java_src_hash=$(cd conformance/java-check && find install.sh pom.xml src -type f | LC_ALL=C sort \
+  | xargs sha256sum | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$java_check/source.sha256" 2>/dev/null)" != "$java_src_hash" ] || [ ! -x "$java_check/read" ]; then
+  echo "building java-check (Java Paimon 1.4.2) into $java_check"
+  conformance/java-check/install.sh "$java_check"
+  echo "$java_src_hash" > "$java_check/source.sha256"
+fi
+"$java_check/read" conformance/java-tables/p142_orc_pk > /dev/null \
+  || { echo "java-check in $java_check cannot read conformance/java-tables/p142_orc_pk" >&2; exit 1; }
+echo "java-check $java_check (Java Paimon 1.4.2)"

@@ -160,7 +160,7 @@ def corpus(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("mode", choices=["java-tables", "corpus"])
-    ap.add_argument("--read", default=os.environ.get("PAIMON_JAVA_CHECK", "/work/java-check/read"))
+    ap.add_argument("--read", default=os.path.join(os.environ.get("PAIMON_JAVA_CHECK_DIR", os.path.expanduser("~/.cache/paimon-kernel/java-check")), "read"))
     ap.add_argument("--cli", help="the paimon-kernel binary (corpus mode)")
     ap.add_argument("--canonical", help="the canonical_rows example binary (corpus mode)")
     ap.add_argument("--tables", help="a directory of tables (corpus mode; default the corpus)")

@@ -123,6 +123,10 @@ enum Command {
     Tag(cli::maintenance::TagArgs),
     /// Roll the table back to a snapshot or tag.
     Rollback(cli::maintenance::RollbackArgs),
+    /// Build tables from a scenario (JSON steps: create, write, delete, update, alter,
+    /// compact, tag, rollback, checkpoint; see conformance/scenarios/README.md) in WAREHOUSE,
+    /// and write each table's checkpoint reads to WAREHOUSE/<table>.expected.json.
+    Run(cli::scenario::RunArgs),
 }
 
 #[derive(Debug, Args)]
@@ -234,6 +238,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::CollectPacks(a) => return cli::maintenance::collect_packs(a, json).await,
         Command::Tag(a) => return cli::maintenance::tag(a, json).await,
         Command::Rollback(a) => return cli::maintenance::rollback(a, json).await,
+        Command::Run(a) => return cli::scenario::run(a).await,
         other => other,
     };
     let (location, branch) = match &command {
@@ -260,7 +265,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::RemoveOrphans(_)
         | Command::CollectPacks(_)
         | Command::Tag(_)
-        | Command::Rollback(_) => {
+        | Command::Rollback(_)
+        | Command::Run(_) => {
             return Ok(());
         }
     };
@@ -298,7 +304,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         | Command::RemoveOrphans(_)
         | Command::CollectPacks(_)
         | Command::Tag(_)
-        | Command::Rollback(_) => {
+        | Command::Rollback(_)
+        | Command::Run(_) => {
             return Ok(());
         }
     };

@@ -16,6 +16,7 @@ pub(crate) mod delete;
 pub(crate) mod input;
 pub(crate) mod maintenance;
 pub(crate) mod scan;
+pub(crate) mod scenario;
 mod text_table;
 pub(crate) mod update;
 pub(crate) mod write;

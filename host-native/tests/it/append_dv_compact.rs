@@ -1,7 +1,7 @@
 //! Compaction of append tables with deletion vectors (`paimon_native::compact_append::run`):
 //! tables written and deleted from (`delete --where`) by us, then compacted. After each
 //! compaction the rows read back equal a model (ours, and Java 1.4.2's through
-//! `/work/java-check/read` when installed), the vectors of the compacted files are gone from
+//! java-check's `read` when installed), the vectors of the compacted files are gone from
 //! the latest index manifest, the files not compacted keep theirs (same positions), and every
 //! vector in the index belongs to a live data file.
 
@@ -94,12 +94,8 @@ async fn our_rows(table: &Table) -> Vec<String> {
 
 /// Java 1.4.2's rows (sorted canonical JSON lines); `None` when the checker is not installed.
 fn java_rows(dir: &str) -> Option<Vec<String>> {
-    let read = Path::new("/work/java-check/read");
-    if !read.exists() {
-        println!("/work/java-check/read not installed: skipping the Java read of {dir}");
-        return None;
-    }
-    let out = Command::new(read).arg(dir).output().unwrap();
+    let read = crate::oracle::java_check("read")?;
+    let out = Command::new(&read).arg(dir).output().unwrap();
     assert!(
         out.status.success(),
         "Java 1.4.2 cannot read {dir}: {}",

@@ -118,12 +118,12 @@ async fn rows_at(table: &Table, snapshot: Option<i64>, tag: Option<&str>) -> Vec
     out
 }
 
-/// With `PAIMON_JAVA_CHECK` set: Java Paimon 1.4.2 (`/work/java-check/read`) reads every
+/// When java-check is installed ([`crate::oracle::java_check`]): Java Paimon 1.4.2 reads every
 /// remaining snapshot and tag with our rows.
 async fn java_agrees(dir: &Path, table: &Table) {
-    if std::env::var_os("PAIMON_JAVA_CHECK").is_none() {
+    let Some(read) = crate::oracle::java_check("read") else {
         return;
-    }
+    };
     let mut targets: Vec<(String, String)> = Vec::new();
     for s in table.snapshots().await.unwrap() {
         targets.push(("--snapshot".into(), s.id.to_string()));
@@ -133,7 +133,7 @@ async fn java_agrees(dir: &Path, table: &Table) {
     }
     assert!(!targets.is_empty());
     for (flag, value) in targets {
-        let out = std::process::Command::new("/work/java-check/read")
+        let out = std::process::Command::new(&read)
             .arg(dir)
             .args([&flag, &value])
             .output()

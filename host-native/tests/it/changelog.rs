@@ -3,7 +3,7 @@
 //! commit touched, the change from the state before to the state after (`+I`, `-U`/`+U`,
 //! `-D`); full compactions of `full-compaction` tables hold the change since the last full
 //! compaction. Checked against a model of each merge engine, by reading the changelog files
-//! the snapshots list, by our reads, and by Java Paimon 1.4.2 (`/work/java-check/read`
+//! the snapshots list, by our reads, and by Java Paimon 1.4.2 (java-check's `read`
 //! when present: rows, and the changelog through `incremental-between` with
 //! `incremental-between-scan-mode = changelog`).
 
@@ -228,10 +228,7 @@ fn read_changes(dir: &Path, names: &BTreeSet<String>) -> Vec<Change> {
 }
 
 fn java_script() -> Option<PathBuf> {
-    let script = std::env::var_os("PAIMON_JAVA_CHECK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
-    script.exists().then_some(script)
+    crate::oracle::java_check("read")
 }
 
 /// Java's output lines for `args` (sorted), when the checker exists.

@@ -2,7 +2,7 @@
 //! corpus' append and data-evolution tables (copied to a temp dir) and tables written by our
 //! writer, compacted; rows (and `_ROW_ID`, `_SEQUENCE_NUMBER` on row-tracking tables) read
 //! the same before and after, the file counts drop as planned, and Java 1.4.2
-//! (`/work/java-check/read`) reads the compacted copies as we do.
+//! (java-check's `read`) reads the compacted copies as we do.
 
 use crate::copy_dir;
 use std::path::{Path, PathBuf};
@@ -83,11 +83,8 @@ async fn live_files(table: &Table) -> Vec<String> {
 /// Java 1.4.2's rows of the table (sorted canonical JSON lines), `None` when the checker is
 /// not installed; `Err` with its stderr when Java cannot read the table.
 fn java_rows(dir: &str) -> Option<Result<Vec<String>, String>> {
-    let read = Path::new("/work/java-check/read");
-    if !read.exists() {
-        return None;
-    }
-    let out = std::process::Command::new(read).arg(dir).output().unwrap();
+    let read = crate::oracle::java_check("read")?;
+    let out = std::process::Command::new(&read).arg(dir).output().unwrap();
     if !out.status.success() {
         return Some(Err(String::from_utf8_lossy(&out.stderr).into_owned()));
     }

@@ -1,8 +1,8 @@
 //! Primary-key compaction (`Table::compact`, `Table::plan_compaction`, the `compact` and
 //! `plan-compaction` commands): every primary-key table of the corpus (copied to a temp
 //! dir) reads its expected rows after a full and after a normal compaction, and Java Paimon
-//! 1.4.2 (`/work/java-check/read`, when present; `PAIMON_JAVA_CHECK` names another `read`
-//! script) reads what we read; write / compact sequences; a compaction racing writers.
+//! 1.4.2 (java-check's `read`, when installed: `oracle::java_check`) reads what we read;
+//! write / compact sequences; a compaction racing writers.
 
 use crate::copy_dir;
 use crate::oracle::{java_rows, sorted_strings};

@@ -1,7 +1,7 @@
 //! Compaction of row-tracking append tables without data evolution (`row-tracking.enabled`,
 //! `bucket` = -1): tables created, written and deleted from with the CLI, compacted with
 //! `paimon-kernel compact`. Every row keeps its `_ROW_ID` and `_SEQUENCE_NUMBER` (read by us
-//! and by Java 1.4.2 through `/work/java-check/read --columns ...,_ROW_ID,_SEQUENCE_NUMBER`
+//! and by Java 1.4.2 through java-check's `read --columns ...,_ROW_ID,_SEQUENCE_NUMBER`
 //! when installed), the outputs are laid out as Java's compactors write them (the table's
 //! columns, then `_ROW_ID` and `_SEQUENCE_NUMBER`; `write_cols` naming them; no
 //! `first_row_id`), the commit assigns no row ids and later writes continue at `nextRowId`.
@@ -89,7 +89,7 @@ async fn our_rows(table: &Table, columns: &[String]) -> Vec<String> {
 fn check_java(loc: &str, columns: &[String], ours: &[String]) {
     let cols = columns.join(",");
     match java_rows_with(Path::new(loc), &["--columns", &cols]) {
-        None => eprintln!("/work/java-check/read not installed: Java read of {loc} skipped"),
+        None => eprintln!("java-check not installed: Java read of {loc} skipped"),
         Some(java) => assert_eq!(java, ours, "Java 1.4.2 reads {loc} differently"),
     }
 }

@@ -1,7 +1,7 @@
 //! `Table::delete_where` / `delete` on append tables with `deletion-vectors.enabled`: deletes
 //! write deletion-vector index files (bucket-unaware: per data file, rewriting the other DVs
 //! of a touched index file; fixed bucket: one replaced index file per bucket). Rows read back
-//! equal a model after every delete, as read by us, by Java 1.4.2 (`/work/java-check/read`,
+//! equal a model after every delete, as read by us, by Java 1.4.2 (java-check's `read`,
 //! when installed) and by pypaimon (when its venv is installed); the index manifest holds one
 //! DV per data file with the model's deleted positions; races are commit conflicts.
 
@@ -91,11 +91,8 @@ pub(crate) fn model_rows(model: &[Value]) -> Vec<String> {
 
 /// Java 1.4.2's rows (sorted canonical JSON lines); `None` when the checker is not installed.
 fn java_rows(dir: &str) -> Option<Vec<String>> {
-    let read = Path::new("/work/java-check/read");
-    if !read.exists() {
-        return None;
-    }
-    let out = Command::new(read).arg(dir).output().unwrap();
+    let read = crate::oracle::java_check("read")?;
+    let out = Command::new(&read).arg(dir).output().unwrap();
     assert!(
         out.status.success(),
         "Java 1.4.2 cannot read {dir}: {}",

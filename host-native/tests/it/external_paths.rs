@@ -4,7 +4,7 @@
 //! expired. Every data file lands in the external directories (none in the table's bucket
 //! directories) with its full path as `_EXTERNAL_PATH`, both directories take files, expire
 //! deletes the external files no snapshot needs, an aborted write deletes its external files,
-//! and our reader, Java Paimon 1.4.2 (`/work/java-check/read`, when present) and pypaimon
+//! and our reader, Java Paimon 1.4.2 (java-check's `read`, when present) and pypaimon
 //! (its venv, when installed) read the model rows. Also: postpone-bucket tables and their
 //! compaction, `changelog-producer = input` changelog files, data-evolution updates, `.blob`
 //! files and compaction, deletion-vector writes, remove-orphans over the roots, strategy
@@ -287,7 +287,7 @@ fn check_other_readers(d: &Dirs, model: &[String], what: &str) {
             assert_eq!(java, model, "{what}: Java 1.4.2 reads otherwise");
             println!("{what}: Java 1.4.2 reads the {} model rows", model.len());
         }
-        None => println!("{what}: /work/java-check/read missing: Java read skipped"),
+        None => println!("{what}: java-check not installed: Java read skipped"),
     }
     match pypaimon_rows(d) {
         Some(py) => {

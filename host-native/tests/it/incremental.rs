@@ -2,7 +2,7 @@
 //! runs are a small newest run, a large run in the middle and a small oldest run (level-0
 //! files moved up with upgrade-only commits, as Java commits them); a normal compaction
 //! leaves the large run in place, every row reads as before (the full merge), and Java
-//! Paimon 1.4.2 reads the compacted table (`/work/java-check/read` when present).
+//! Paimon 1.4.2 reads the compacted table (java-check's `read` when present).
 
 use crate::oracle::{java_rows, sorted_strings};
 use std::collections::BTreeMap;

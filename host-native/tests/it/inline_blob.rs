@@ -3,7 +3,7 @@
 //! normal data file of data-evolution and primary-key tables, read back as the bytes the
 //! descriptors point at (a file outside the table) or as the view structs, through updates,
 //! deletes and compactions; raw bytes are refused naming the column and row, and nothing is
-//! committed. Java 1.4.2 (`/work/java-check/read`) and pypaimon 2.1.0 read the tables too
+//! committed. Java 1.4.2 (java-check's `read`) and pypaimon 2.1.0 read the tables too
 //! where they can (see each test for what they say).
 
 use std::path::Path;
@@ -106,11 +106,8 @@ async fn canonical_rows(table: &Table) -> Vec<String> {
 }
 
 fn java(dir: &str) -> Option<Result<Vec<String>, String>> {
-    let read = Path::new("/work/java-check/read");
-    if !read.exists() {
-        return None;
-    }
-    let out = std::process::Command::new(read).arg(dir).output().unwrap();
+    let read = crate::oracle::java_check("read")?;
+    let out = std::process::Command::new(&read).arg(dir).output().unwrap();
     if !out.status.success() {
         return Some(Err(String::from_utf8_lossy(&out.stderr).into_owned()));
     }

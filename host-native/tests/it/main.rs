@@ -35,6 +35,7 @@ mod record_level_expire;
 mod restore;
 mod retract;
 mod scan;
+mod scenarios;
 mod table;
 mod write;
 

@@ -281,14 +281,14 @@ async fn expire_keeps_retained_snapshots_readable_and_exactly_their_files() {
     }
 }
 
-/// With `PAIMON_JAVA_CHECK=1`: Java 1.4.2 (/work/java-check) reads every remaining snapshot
-/// with the rows we read.
+/// When java-check is installed ([`crate::oracle::java_check`]): Java 1.4.2 reads every
+/// remaining snapshot with the rows we read.
 async fn java_reads_equal(dir: &Path, table: &Table, before: &BTreeMap<i64, Vec<String>>) {
-    if std::env::var_os("PAIMON_JAVA_CHECK").is_none() {
+    let Some(read) = crate::oracle::java_check("read") else {
         return;
-    }
+    };
     for s in table.snapshots().await.unwrap() {
-        let out = std::process::Command::new("/work/java-check/read")
+        let out = std::process::Command::new(&read)
             .arg(dir)
             .args(["--snapshot", &s.id.to_string()])
             .output()

@@ -1,10 +1,10 @@
-//! What the other implementations read: Java Paimon 1.4.2 (`/work/java-check/read`, when
-//! present; `PAIMON_JAVA_CHECK` names another `read` script) and pypaimon 2.1.0 (the venv
-//! `${PAIMON_VENV:-~/.cache/paimon-kernel/venv}`, when installed), shared by the test modules.
+//! What the other implementations read: Java Paimon 1.4.2 (java-check, when installed: see
+//! [`java_check`]) and pypaimon 2.1.0 (the venv `${PAIMON_VENV:-~/.cache/paimon-kernel/venv}`,
+//! when installed), shared by the test modules.
 //!
-//! The reader's source is `conformance/java-check` (a Maven project on `paimon-bundle` 1.4.2);
-//! `conformance/java-check/install.sh` builds it and writes `/work/java-check/read` (not in CI,
-//! whose machines skip these checks). `read TABLE [--columns a,_ROW_ID] [--snapshot N]
+//! The checker's source is `conformance/java-check` (a Maven project on `paimon-bundle` 1.4.2);
+//! `scripts/install-deps.sh` builds it with `conformance/java-check/install.sh` into
+//! `~/.cache/paimon-kernel/java-check`, so CI runs every Java check. `read TABLE [--columns a,_ROW_ID] [--snapshot N]
 //! [--tag T] [--branch B] [--option K=V]... [--row-kind]` prints one canonical JSON row per
 //! line (`paimon_kernel::canonical`, byte for byte as `serde_json` prints it), so callers may
 //! compare the lines as strings; `--row-kind` prefixes each line with `+I`/`-U`/`+U`/`-D` and a
@@ -14,6 +14,26 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+/// A script of the installed java-check (`read`, `files`, `plan` or `write`), or `None` when
+/// java-check is not installed (the Java checks are then skipped). The directory is
+/// `$PAIMON_JAVA_CHECK_DIR` when set, else `~/.cache/paimon-kernel/java-check` (where
+/// `scripts/install-deps.sh` installs it), else `/work/java-check` (install.sh's default).
+pub fn java_check(script: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os("PAIMON_JAVA_CHECK_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let home = std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/paimon-kernel/java-check"));
+            match home {
+                Some(h) if h.join("read").exists() => h,
+                _ => PathBuf::from("/work/java-check"),
+            }
+        }
+    };
+    let path = dir.join(script);
+    path.exists().then_some(path)
+}
 
 /// Rows as sorted JSON strings.
 pub fn sorted_strings(rows: &[Value]) -> Vec<String> {
@@ -29,12 +49,7 @@ pub fn java_rows(dir: &Path) -> Option<Vec<String>> {
 
 /// [`java_rows`] with more arguments of the checker (`--columns a,_ROW_ID`, `--snapshot N`).
 pub fn java_rows_with(dir: &Path, args: &[&str]) -> Option<Vec<String>> {
-    let script = std::env::var_os("PAIMON_JAVA_CHECK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
-    if !script.exists() {
-        return None;
-    }
+    let script = java_check("read")?;
     let out = Command::new(&script).arg(dir).args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -112,11 +127,7 @@ for r in canon_table(read_arrow(table)):
 /// The `write` script of java-check (Java Paimon 1.4.2 writing and compacting), next to the
 /// `read` script [`java_rows`] uses, when installed.
 pub fn java_write_script() -> Option<PathBuf> {
-    let read = std::env::var_os("PAIMON_JAVA_CHECK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/java-check/read"));
-    let write = read.with_file_name("write");
-    (read.exists() && write.exists()).then_some(write)
+    java_check("write")
 }
 
 /// Java Paimon 1.4.2 writes `rows` (JSON objects by field name, `_ROW_KIND` optional) to the

@@ -4,7 +4,7 @@
 //! primary-key table and a fixed-bucket append table; after each step our read equals the model
 //! (the input rows, merged by key on the primary-key table), and so do pypaimon 2.1.0's (venv
 //! `~/.cache/paimon-kernel/venv`, when installed) and Java Paimon 1.4.2's
-//! (`/work/java-check/read`, when present). MULTISET, which pypaimon has no Arrow type for, is
+//! (java-check's `read`, when present). MULTISET, which pypaimon has no Arrow type for, is
 //! in a table of its own that only we and Java read.
 
 use std::collections::BTreeMap;
@@ -146,7 +146,7 @@ async fn check_reads(table: &str, want: &[String], pypaimon: bool, what: &str) {
     let dir = Path::new(table);
     match java_rows(dir) {
         Some(java) => assert_eq!(java, want, "{what}: Java 1.4.2 reads otherwise"),
-        None => println!("{what}: /work/java-check/read missing: Java read skipped"),
+        None => println!("{what}: java-check not installed: Java read skipped"),
     }
     if pypaimon {
         match pypaimon_rows(dir) {

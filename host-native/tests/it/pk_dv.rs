@@ -4,7 +4,7 @@
 //! vectors), so batch reads, which skip level 0 and apply vectors without merging, see the
 //! merged rows: no level-0 file stays, and the rows of the files above level 0 minus their
 //! vectors are exactly the live keys. Checked against a model, Java Paimon 1.4.2
-//! (`/work/java-check/read`, when present; `PAIMON_JAVA_CHECK` names another script) and
+//! (java-check's `read`, when installed: `oracle::java_check`) and
 //! pypaimon (`~/.cache/paimon-kernel/venv`, when present; `PAIMON_PYTHON` names another
 //! interpreter), on new tables, on a table holding Java-style deletion vectors (higher
 //! levels plus vectors over older files) and on the corpus tables `pk_dv` and

@@ -1,5 +1,5 @@
-//! Our compaction plans equal Java Paimon 1.4.2's on the same snapshot (`/work/java-check/plan`
-//! from `conformance/java-check/install.sh`, when present; `PAIMON_JAVA_PLAN` names another):
+//! Our compaction plans equal Java Paimon 1.4.2's on the same snapshot (java-check's `plan`,
+//! when installed: `oracle::java_check`):
 //! every primary-key table of the corpus and the Java-written tables (normal and full), and
 //! write / compact sequences over tables of several strategies (universal with different
 //! triggers, ratios and amplification, lookup tables forcing level 0 up,
@@ -16,10 +16,7 @@ use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 
 fn java_plan_script() -> Option<PathBuf> {
-    let p = std::env::var_os("PAIMON_JAVA_PLAN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/java-check/plan"));
-    p.exists().then_some(p)
+    crate::oracle::java_check("plan")
 }
 
 /// Java's plan: one `{"bucket","output_level","files"}` line per unit, sorted.

@@ -1,7 +1,7 @@
 //! Retractions (`-U`, `-D`) written to partial-update and aggregation tables: the write
 //! buffer merges them with the table's merge engine and level-0 files keep each key's result
 //! with its row kind (Java's write buffer), so reads (ours and Java 1.4.2's when
-//! `/work/java-check/read` exists) see the engine's semantics: `aggregation` retracts sums,
+//! java-check's `read` exists) see the engine's semantics: `aggregation` retracts sums,
 //! `remove-record-on-delete` removes rows, `delete --where` works on both engines.
 
 use std::sync::Arc;

@@ -10,10 +10,9 @@ import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:
 import { tmpdir, homedir } from "node:os";
 import { join } from "node:path";
 import { bin, artifacts, useBrowser } from "./harness.mjs";
-import { repo, canon } from "../node/common.mjs";
+import { repo, canon, javaRead } from "../node/common.mjs";
 
 const python = join(process.env.PAIMON_VENV || join(homedir(), ".cache", "paimon-kernel", "venv"), "bin", "python");
-const javaRead = "/work/java-check/read";
 const env = useBrowser({ acceptDownloads: true });
 
 const SCHEMA = {

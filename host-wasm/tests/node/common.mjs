@@ -1,5 +1,6 @@
 // Shared helpers of the Node tests: load the wasm package, corpus tables and expected files.
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { join, relative, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createServer } from "node:http";
@@ -8,6 +9,15 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const repo = join(here, "..", "..", "..");
 export const tablesDir = join(repo, "conformance", "tables");
 export const corpusDir = join(tablesDir, "corpus.db");
+
+/** java-check's `read` script (Java Paimon 1.4.2): `$PAIMON_JAVA_CHECK_DIR`, else
+ * `~/.cache/paimon-kernel/java-check` (where scripts/install-deps.sh installs it), else
+ * `/work/java-check`, as host-native/tests/it/oracle.rs finds it. May not exist. */
+export const javaRead = (() => {
+  if (process.env.PAIMON_JAVA_CHECK_DIR) return join(process.env.PAIMON_JAVA_CHECK_DIR, "read");
+  const cached = join(homedir(), ".cache", "paimon-kernel", "java-check", "read");
+  return existsSync(cached) ? cached : "/work/java-check/read";
+})();
 const pkgDir = process.env.PAIMON_WASM_PKG || join(repo, "host-wasm", "pkg");
 
 let wasm;

@@ -1,6 +1,6 @@
 // Writing from wasm: tables created in memory, written from CSV, JSON lines and Arrow IPC and
 // compacted by the core's jobs, then exported to disk and read by the native CLI, pypaimon
-// (and Java Paimon where this machine has the reader at /work/java-check) against a model of
+// (and Java Paimon where java-check is installed: `javaRead` of common.mjs) against a model of
 // the rows.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -8,13 +8,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { execFileSync } from "node:child_process";
 import { tmpdir, homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { loadWasm, canon, corpusTables, repo, tableFiles } from "./common.mjs";
+import { loadWasm, canon, corpusTables, repo, tableFiles, javaRead } from "./common.mjs";
 
 const { Table } = await loadWasm();
 const targetDir = process.env.CARGO_TARGET_DIR || join(repo, "target");
 const bin = process.env.PAIMON_KERNEL_BIN || join(targetDir, "debug", "paimon-kernel");
 const python = join(process.env.PAIMON_VENV || join(homedir(), ".cache", "paimon-kernel", "venv"), "bin", "python");
-const javaRead = "/work/java-check/read";
 const enc = new TextEncoder();
 
 const csv = (header, rows) => enc.encode([header.join(","), ...rows.map((r) => r.join(","))].join("\n") + "\n");
