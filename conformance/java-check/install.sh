@@ -1,7 +1,8 @@
 #!/bin/sh
 # install.sh [DIR]: builds java-check (Java Paimon 1.4.2's reader, see README.md) and installs it
 # into DIR (default /work/java-check): DIR/lib/ (the jar and its dependencies), DIR/read,
-# DIR/files (the $files system table), DIR/plan (the compaction Java plans), DIR/write (Java writing and compacting), DIR/commits (Java committing many small batches) and DIR/read.jsa (a class-data-sharing archive that
+# DIR/files (the $files system table), DIR/plan (the compaction Java plans), DIR/write (Java writing and compacting), DIR/commits (Java committing many small batches), DIR/run (Java running a scenario of
+# conformance/scenarios) and DIR/read.jsa (a class-data-sharing archive that
 # halves the JVM start). Idempotent: run it again after changing the sources. Not part of CI.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,7 +73,16 @@ exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiv
     -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
     \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Commits "\$@"
 EOF
-chmod +x "$dest/read" "$dest/files" "$dest/plan" "$dest/write" "$dest/commits"
+cat > "$dest/run" <<EOF
+#!/bin/sh
+# Java Paimon 1.4.2 running a scenario: run SCENARIO.json WAREHOUSE (see Run.java, README.md).
+exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
+    -Xlog:disable -Xlog:all=warning:stderr \\
+    -Duser.timezone=UTC -Dfile.encoding=UTF-8 \\
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
+    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Run "\$@"
+EOF
+chmod +x "$dest/read" "$dest/files" "$dest/plan" "$dest/write" "$dest/commits" "$dest/run"
 
 # The class-data-sharing archive: the classes loaded by one read of a small table in the repo.
 java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ArchiveClassesAtExit="$dest/read.jsa" \

@@ -125,7 +125,7 @@ public final class Write {
         return IOManager.create(System.getProperty("java.io.tmpdir"));
     }
 
-    private static Object value(JsonNode v, DataType type, String name) {
+    static Object value(JsonNode v, DataType type, String name) {
         if (v == null || v.isNull()) {
             return null;
         }
