@@ -1057,9 +1057,12 @@ public final class Run {
             System.out.println("  postpone-bucket table without postpone files: nothing for Java to compact");
             return;
         }
-        if (table.bucketMode() == BucketMode.BUCKET_UNAWARE
-                && !table.primaryKeys().isEmpty()) {
-            throw new Unsupported("compact", "bucket mode " + table.bucketMode());
+        // A compaction job compacts a write-only table as if it were not write-only (Flink's
+        // CompactAction and Spark's compact procedure copy it with write-only=false).
+        table = table.copy(Collections.singletonMap("write-only", "false"));
+        if (table.bucketMode() == BucketMode.BUCKET_UNAWARE) {
+            compactUnaware(table, partition);
+            return;
         }
         Map<String, String> spec = partition == null ? null : partitionSpec(partition);
         if (spec != null) {
@@ -1088,6 +1091,38 @@ public final class Run {
             }
         } else {
             Write.compact(table, full);
+        }
+    }
+
+    /**
+     * An unaware-bucket append table is compacted as Spark's compact procedure does it: the
+     * tasks of one AppendCompactCoordinator (batch) run, each AppendCompactTask.doCompact on the
+     * table's append write (rewriting deletion vectors of compacted files), committed together.
+     * Java has no full compaction for these tables: `full` picks nothing else.
+     */
+    static void compactUnaware(FileStoreTable table, String partition) throws Exception {
+        if (partition != null) {
+            throw new Unsupported("compact", "'partition' on an unaware-bucket append table");
+        }
+        List<org.apache.paimon.append.AppendCompactTask> tasks =
+                new org.apache.paimon.append.AppendCompactCoordinator(table, false).run();
+        if (tasks.isEmpty()) {
+            System.out.println("  nothing to compact");
+            return;
+        }
+        List<CommitMessage> messages = new ArrayList<>();
+        String user = UUID.randomUUID().toString();
+        org.apache.paimon.operation.BaseAppendFileStoreWrite write =
+                (org.apache.paimon.operation.BaseAppendFileStoreWrite) table.store().newWrite(user);
+        try {
+            for (org.apache.paimon.append.AppendCompactTask task : tasks) {
+                messages.add(task.doCompact(table, write));
+            }
+        } finally {
+            write.close();
+        }
+        try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+            commit.commit(messages);
         }
     }
 
