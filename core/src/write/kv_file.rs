@@ -18,8 +18,19 @@
 //! like data files, roll at `target-file-size`, and are listed in
 //! [`crate::commit::DataIncrement::changelog_files`]. Batch reads never read them.
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int8Type, Int64Type};
+use arrow_array::{ArrayRef, RecordBatch};
+
 use crate::error::Result;
-use crate::spec::CoreOptions;
+use crate::format::blob::BlobElementKind;
+use crate::spec::{
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats,
+};
+use crate::write::encode::DataFileEncoder;
+use crate::write::managed_blob::SidecarCollector;
+use crate::write::row::binary_row_at;
+use crate::write::stats::StatsCollector;
 
 /// `changelog-file.prefix` (default `changelog-`).
 pub const CHANGELOG_FILE_PREFIX: &str = "changelog-file.prefix";
@@ -80,6 +91,170 @@ impl KvFileSpec {
             format,
             compression,
         })
+    }
+}
+
+/// One key-value file being written, batch after batch: its encoder, statistics, key range,
+/// sequence number range, retraction count and (managed BLOB tables) the packs its rows
+/// reference. Used by the writers' level-0 files and by compaction outputs, so both roll at
+/// `target-file-size` on the encoder's size estimate ([`Self::estimated_size_bytes`]).
+///
+/// Batches are in the key-value file layout: `k` key columns `_KEY_*`, `_SEQUENCE_NUMBER`,
+/// `_VALUE_KIND`, then the value columns, sorted by key across all batches of the file.
+///
+/// Source: Java `org.apache.paimon.io.KeyValueDataFileWriter` (min/max key, key and value
+/// statistics, sequence number range, delete row count) under a `RollingFileWriter`.
+pub(crate) struct KvFileBuilder {
+    /// The file name.
+    pub(crate) name: String,
+    encoder: DataFileEncoder,
+    stats: StatsCollector,
+    key_types: Vec<DataType>,
+    min_key: Option<BinaryRow>,
+    max_key: Option<BinaryRow>,
+    min_seq: i64,
+    max_seq: i64,
+    deletes: i64,
+    rows: i64,
+    /// Managed BLOB tables: the managed columns' positions and the file's pack references.
+    refs: Option<(Vec<(usize, BlobElementKind)>, SidecarCollector)>,
+}
+
+impl KvFileBuilder {
+    /// A new file `name` of `spec`'s format and compression: `file_fields` is the file
+    /// layout (keys first), `plain_key_fields` the primary-key columns as the table names
+    /// them; `level` and `changelog` choose the statistics mode; `managed` (data files of
+    /// managed BLOB tables) the managed columns whose pack references are collected.
+    ///
+    /// # Errors
+    /// An unsupported format, compression or statistics option.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn try_new(
+        name: String,
+        file_fields: &[DataField],
+        plain_key_fields: &[DataField],
+        spec: &KvFileSpec,
+        options: &CoreOptions,
+        level: i32,
+        changelog: bool,
+        managed: Option<Vec<(usize, BlobElementKind)>>,
+    ) -> Result<Self> {
+        let k = plain_key_fields.len();
+        let encoder = DataFileEncoder::try_new_with_compression(
+            file_fields,
+            &spec.format,
+            &spec.compression,
+            options,
+        )?;
+        let stats = StatsCollector::for_key_value(
+            plain_key_fields,
+            &file_fields[k + 2..],
+            options,
+            level,
+            changelog,
+        )?;
+        Ok(KvFileBuilder {
+            name,
+            encoder,
+            stats,
+            key_types: file_fields[..k]
+                .iter()
+                .map(|f| f.data_type.clone())
+                .collect(),
+            min_key: None,
+            max_key: None,
+            min_seq: i64::MAX,
+            max_seq: i64::MIN,
+            deletes: 0,
+            rows: 0,
+            refs: managed.map(|p| (p, SidecarCollector::default())),
+        })
+    }
+
+    /// Append a sorted batch in the file layout.
+    ///
+    /// # Errors
+    /// An encoding failure, or a managed value that is not a blob descriptor.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let k = self.key_types.len();
+        let key_cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
+        if self.min_key.is_none() {
+            self.min_key = Some(binary_row_at(&key_cols, &self.key_types, 0)?);
+        }
+        self.max_key = Some(binary_row_at(&key_cols, &self.key_types, n - 1)?);
+        let seq = batch.column(k).as_primitive::<Int64Type>();
+        for s in seq.values().iter() {
+            self.min_seq = self.min_seq.min(*s);
+            self.max_seq = self.max_seq.max(*s);
+        }
+        let kinds = batch.column(k + 1).as_primitive::<Int8Type>();
+        self.deletes += kinds
+            .values()
+            .iter()
+            .filter(|b| **b == 1 || **b == 3)
+            .count() as i64;
+        self.rows += n as i64;
+        if let Some((positions, refs)) = &mut self.refs {
+            refs.add_batch(batch, k, positions)?;
+        }
+        self.stats.update(batch.columns())?;
+        self.encoder.write(batch)
+    }
+
+    /// The encoder's estimate of the file's size so far, in bytes.
+    pub(crate) fn estimated_size_bytes(&self) -> u64 {
+        self.encoder.estimated_size_bytes()
+    }
+
+    /// Finish the file: its metadata (`level`, `file_source`; no extra files, no external
+    /// path: the caller places the file), its bytes, and the pack references of its rows
+    /// (managed BLOB tables).
+    ///
+    /// # Errors
+    /// An encoding or statistics failure.
+    pub(crate) fn finish(
+        self,
+        level: i32,
+        file_source: FileSource,
+        schema_id: i64,
+        time_millis: i64,
+    ) -> Result<(DataFileMeta, Vec<u8>, Option<SidecarCollector>)> {
+        let (value_stats, value_stats_cols) = self.stats.finish()?;
+        let key_stats = self.stats.finish_key_stats()?;
+        let bytes = self.encoder.finish()?;
+        let empty = self.rows == 0;
+        let meta = DataFileMeta {
+            file_name: self.name,
+            file_size: bytes.len() as i64,
+            row_count: self.rows,
+            min_key: self.min_key.unwrap_or_else(BinaryRow::empty),
+            max_key: self.max_key.unwrap_or_else(BinaryRow::empty),
+            key_stats,
+            value_stats: if empty {
+                SimpleStats::empty()
+            } else {
+                value_stats
+            },
+            min_sequence_number: if empty { 0 } else { self.min_seq },
+            max_sequence_number: if empty { 0 } else { self.max_seq },
+            schema_id,
+            level,
+            extra_files: Vec::new(),
+            creation_time_millis: Some(time_millis),
+            delete_row_count: Some(self.deletes),
+            embedded_index: None,
+            file_source: Some(file_source),
+            value_stats_cols,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        };
+        Ok((meta, bytes, self.refs.map(|(_, r)| r)))
     }
 }
 

@@ -59,8 +59,8 @@ use crate::write::encode::DataFileEncoder;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
 use crate::write::inline_blob::InlineBlobColumns;
-use crate::write::kv_file::{ChangelogNames, KvFileSpec, changelog_prefix};
-use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters, SidecarCollector};
+use crate::write::kv_file::{ChangelogNames, KvFileBuilder, KvFileSpec, changelog_prefix};
+use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters};
 use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
 use crate::write::postpone_fixed::{PartitionStats, PostponeBucketPlanner};
 use crate::write::row::{BinaryRowEncoder, binary_row_at};
@@ -187,7 +187,7 @@ pub struct TableWrite {
     writers: BTreeMap<(Vec<u8>, i32), BucketWriter>,
     done: Vec<FileToPut>,
     /// Key-value layout (key columns, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, values).
-    kv: Option<KvLayout>,
+    kv: Option<Arc<KvLayout>>,
     buffered_bytes: u64,
     /// Postpone-bucket tables: names and options of the files.
     postpone: Option<PostponeWrite>,
@@ -232,7 +232,6 @@ struct PostponeFixed {
 struct KvLayout {
     key_idx: Vec<usize>,
     file_fields: Vec<DataField>,
-    key_fields: Vec<DataField>,
     /// The trimmed primary key fields as table fields (names without `_KEY_`).
     plain_key_fields: Vec<DataField>,
     file_schema: SchemaRef,
@@ -430,7 +429,7 @@ impl TableWrite {
         let target_file_size = memory_option(&core, "target-file-size", target_default)?;
         let write_buffer_size = memory_option(&core, "write-buffer-size", 256 << 20)?;
         let kv = if pk {
-            Some(KvLayout::try_new(&schema)?)
+            Some(Arc::new(KvLayout::try_new(&schema)?))
         } else {
             None
         };
@@ -1406,8 +1405,12 @@ impl TableWrite {
 
     /// Sort a bucket's buffer by key and sequence, merge each key's records with the merge
     /// engine, and write the result as level-0 files rolling at `target-file-size`.
+    ///
+    /// The buffer is never copied whole: the sort orders (batch, row) positions, and the
+    /// output is gathered, merged and encoded in chunks of at most [`FLUSH_CHUNK_ROWS`]
+    /// input rows, so a flush holds the buffer, one chunk and the open files' encoders.
     fn flush_kv(&mut self, key: &(Vec<u8>, i32)) -> Result<()> {
-        let Some(kv) = &self.kv else {
+        let Some(kv) = self.kv.clone() else {
             return Ok(());
         };
         let Some(w) = self.writers.get_mut(key) else {
@@ -1418,108 +1421,226 @@ impl TableWrite {
         }
         let batches = std::mem::take(&mut w.buffer);
         if let Some(p) = &self.postpone {
-            let records = kv.postpone_records(&batches)?;
             let spec = KvFileSpec {
                 format: p.format.clone(),
                 compression: p.options.file_compression().to_owned(),
             };
             let options = p.options.clone();
-            return self.put_kv_files(key, &records, &spec, false, &options);
+            let records = kv.postpone_records(batches)?;
+            let mut rolling = RollingKv::default();
+            for batch in &records {
+                self.write_kv_chunk(key, &mut rolling, batch, &spec, false, &options)?;
+            }
+            return self.close_kv_file(key, rolling.open, false);
         }
-        let (merged, changelog) = kv.sort_and_merge(&batches)?;
+        let sorted = kv.sort_buffer(batches)?;
         let options = self.options.clone();
-        // Java opens the changelog file first (it sees the first record before the merge
-        // emits anything), so changelog files take the lower counter values.
-        if let Some(raw) = changelog {
-            let spec = KvFileSpec::changelog(&self.options)?;
-            self.put_kv_files(key, &raw, &spec, true, &options)?;
-        }
         let data_spec = KvFileSpec {
             format: self.format.clone(),
             compression: self.options.file_compression().to_owned(),
         };
-        self.put_kv_files(key, &merged, &data_spec, false, &options)
+        let log_spec = if kv.changelog_input {
+            Some(KvFileSpec::changelog(&self.options)?)
+        } else {
+            None
+        };
+        let (mut data, mut log) = (RollingKv::default(), RollingKv::default());
+        for (first, last) in sorted.chunks(FLUSH_CHUNK_ROWS) {
+            // Java opens the changelog file first (it sees the first record before the
+            // merge emits anything), so a changelog file takes the lower counter value.
+            if let Some(spec) = &log_spec {
+                let (s, e) = (sorted.groups[first].0, sorted.groups[last - 1].1);
+                let rows = sorted.gather(&kv.file_schema, &sorted.order[s..e])?;
+                self.write_kv_chunk(key, &mut log, &rows, spec, true, &options)?;
+            }
+            let merged = kv.merge_chunk(&sorted, first..last)?;
+            self.write_kv_chunk(key, &mut data, &merged, &data_spec, false, &options)?;
+        }
+        drop(sorted);
+        self.close_kv_file(key, log.open, true)?;
+        self.close_kv_file(key, data.open, false)
     }
 
-    /// Encode a sorted key-value `batch` of bucket `key` as level-0 files rolling at
-    /// `target-file-size`: data files (named by the bucket's data file counter, listed in its
-    /// new files) or, with `changelog`, changelog files (listed in its changelog files).
-    fn put_kv_files(
+    /// Write a sorted chunk of bucket `key` to its open level-0 file `open` (a data file,
+    /// or with `changelog` a changelog file), opening one first when none is open, and
+    /// closing it once the encoder's estimate reaches `target-file-size`.
+    fn write_kv_chunk(
         &mut self,
         key: &(Vec<u8>, i32),
+        rolling: &mut RollingKv,
         batch: &RecordBatch,
         spec: &KvFileSpec,
         changelog: bool,
         options: &CoreOptions,
     ) -> Result<()> {
-        for part in roll_parts(batch, self.target_file_size) {
-            let Some(w) = self.writers.get_mut(key) else {
-                return Ok(());
-            };
-            let name = if changelog {
-                w.next_changelog_name(&self.options, spec, &self.format, &mut self.names)
-            } else {
-                w.next_file_name()
-            };
-            let Some(kv) = &self.kv else {
-                return Ok(());
-            };
-            let (meta, bytes) = kv.encode_file(
-                &part,
-                &name,
+        // Java checks the size every 1,000 records of the rolling writer: cut the chunk
+        // there.
+        let mut start = 0;
+        while start < batch.num_rows() {
+            let to_check = ROLL_CHECK_RECORDS - rolling.records % ROLL_CHECK_RECORDS;
+            let len = (batch.num_rows() - start).min(to_check as usize);
+            rolling.records += len as u64;
+            let check = rolling.records.is_multiple_of(ROLL_CHECK_RECORDS);
+            self.write_kv_piece(
+                key,
+                rolling,
+                &batch.slice(start, len),
                 spec,
                 changelog,
                 options,
-                self.schema.id,
-                self.time_millis,
+                check,
             )?;
-            let Some(w) = self.writers.get_mut(key) else {
-                return Ok(());
-            };
-            let mut meta = meta;
-            if let (Some(managed), false) = (&self.managed, changelog) {
-                let mut refs = SidecarCollector::default();
-                refs.add_batch(
-                    &part,
-                    kv.key_idx.len(),
-                    &managed.file_positions(kv.key_idx.len()),
-                )?;
-                let (sidecar, name) = refs.finish(&w.bucket_dir, &meta.file_name)?;
-                meta.extra_files.push(name);
-                self.done.push(FileToPut::whole(
-                    format!("{}/{}", w.bucket_dir, meta.file_name),
-                    bytes,
-                ));
-                self.done.push(sidecar);
-            } else {
-                let (path, external) = w.placer.place(&meta.file_name);
-                meta.external_path = external;
-                self.done.push(FileToPut::whole(path, bytes));
+            start += len;
+        }
+        Ok(())
+    }
+
+    /// [`Self::write_kv_chunk`] of one piece; with `check`, the file is closed once the
+    /// encoder's estimate reaches `target-file-size`.
+    #[allow(clippy::too_many_arguments)]
+    fn write_kv_piece(
+        &mut self,
+        key: &(Vec<u8>, i32),
+        rolling: &mut RollingKv,
+        batch: &RecordBatch,
+        spec: &KvFileSpec,
+        changelog: bool,
+        options: &CoreOptions,
+        check: bool,
+    ) -> Result<()> {
+        let open = &mut rolling.open;
+        let Some(kv) = &self.kv else {
+            return Ok(());
+        };
+        let Some(w) = self.writers.get_mut(key) else {
+            return Ok(());
+        };
+        let file = match open {
+            Some(f) => f,
+            None => {
+                let name = if changelog {
+                    w.next_changelog_name(&self.options, spec, &self.format, &mut self.names)
+                } else {
+                    w.next_file_name()
+                };
+                let managed = match (&self.managed, changelog) {
+                    (Some(m), false) => Some(m.file_positions(kv.key_idx.len())),
+                    _ => None,
+                };
+                open.insert(KvFileBuilder::try_new(
+                    name,
+                    &kv.file_fields,
+                    &kv.plain_key_fields,
+                    spec,
+                    options,
+                    0,
+                    changelog,
+                    managed,
+                )?)
             }
-            if changelog {
-                w.changelog_files.push(meta);
-            } else {
-                w.new_files.push(meta);
-            }
+        };
+        file.write(batch)?;
+        if check && file.estimated_size_bytes() >= self.target_file_size {
+            self.close_kv_file(key, open.take(), changelog)?;
+        }
+        Ok(())
+    }
+
+    /// Finish a level-0 file of bucket `key` (nothing when `open` is `None`): its bytes (and
+    /// managed BLOB tables' sidecar) to put, its metadata in the bucket's new files or (with
+    /// `changelog`) changelog files.
+    fn close_kv_file(
+        &mut self,
+        key: &(Vec<u8>, i32),
+        open: Option<KvFileBuilder>,
+        changelog: bool,
+    ) -> Result<()> {
+        let Some(file) = open else {
+            return Ok(());
+        };
+        let Some(w) = self.writers.get_mut(key) else {
+            return Ok(());
+        };
+        let (mut meta, bytes, refs) =
+            file.finish(0, FileSource::Append, self.schema.id, self.time_millis)?;
+        if let Some(refs) = refs {
+            let (sidecar, name) = refs.finish(&w.bucket_dir, &meta.file_name)?;
+            meta.extra_files.push(name);
+            self.done.push(FileToPut::whole(
+                format!("{}/{}", w.bucket_dir, meta.file_name),
+                Bytes::from(bytes),
+            ));
+            self.done.push(sidecar);
+        } else {
+            let (path, external) = w.placer.place(&meta.file_name);
+            meta.external_path = external;
+            self.done.push(FileToPut::whole(path, Bytes::from(bytes)));
+        }
+        if changelog {
+            w.changelog_files.push(meta);
+        } else {
+            w.new_files.push(meta);
         }
         Ok(())
     }
 }
 
-/// A sorted batch cut into parts of about `target_file_size` bytes each (estimated from the
-/// batch's in-memory size), for rolling level-0 files.
-fn roll_parts(batch: &RecordBatch, target_file_size: u64) -> Vec<RecordBatch> {
-    let total = batch.num_rows();
-    let bytes_per_row = (batch.get_array_memory_size() as u64 / total.max(1) as u64).max(1);
-    let rows_per_file = (target_file_size / bytes_per_row).max(1) as usize;
-    let mut parts = Vec::new();
-    let mut start = 0;
-    while start < total {
-        let len = rows_per_file.min(total - start);
-        parts.push(batch.slice(start, len));
-        start += len;
+/// The level-0 files of one kind (data or changelog) a flush writes: the open one and the
+/// records written so far (Java `RollingFileWriterImpl#recordCount`, never reset on a roll).
+#[derive(Default)]
+struct RollingKv {
+    open: Option<KvFileBuilder>,
+    records: u64,
+}
+
+/// A rolling writer compares its open file's size with `target-file-size` every this many
+/// records (Java `RollingFileWriter.CHECK_ROLLING_RECORD_CNT`).
+const ROLL_CHECK_RECORDS: u64 = 1_000;
+
+/// Input rows a flush gathers, merges and encodes at a time (more for one key whose records
+/// alone exceed it).
+const FLUSH_CHUNK_ROWS: usize = 16 * 1024;
+
+/// A bucket's write buffer sorted by (key, `sequence.field`, sequence number) without moving
+/// its rows: `order` holds (batch, row) positions of `batches` in sorted order, `groups` the
+/// ranges of `order` that hold one key each.
+struct SortedBuffer {
+    batches: Vec<RecordBatch>,
+    order: Vec<(usize, usize)>,
+    groups: Vec<(usize, usize)>,
+}
+
+impl SortedBuffer {
+    /// Consecutive ranges `first..last` of `groups` holding about `rows` input rows each
+    /// (at least one group).
+    fn chunks(&self, rows: usize) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut first = 0;
+        while first < self.groups.len() {
+            let start = self.groups[first].0;
+            let mut last = first + 1;
+            while last < self.groups.len() && self.groups[last].1 - start <= rows {
+                last += 1;
+            }
+            out.push((first, last));
+            first = last;
+        }
+        out
     }
-    parts
+
+    /// The rows at `positions`, in that order, as one batch of `schema`.
+    fn gather(&self, schema: &SchemaRef, positions: &[(usize, usize)]) -> Result<RecordBatch> {
+        let columns = (0..schema.fields().len())
+            .map(|c| {
+                let arrays: Vec<&dyn Array> =
+                    self.batches.iter().map(|b| b.column(c).as_ref()).collect();
+                arrow_select::interleave::interleave(&arrays, positions)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::arrow("gathering sorted rows of the write buffer", e))?;
+        RecordBatch::try_new(Arc::clone(schema), columns)
+            .map_err(|e| Error::arrow("building sorted rows of the write buffer", e))
+    }
 }
 
 impl BucketWriter {
@@ -1649,7 +1770,7 @@ impl KvLayout {
                 f.data_type.with_nullable(false),
             ));
         }
-        let mut file_fields = key_fields.clone();
+        let mut file_fields = key_fields;
         file_fields.push(DataField::new(
             SEQUENCE_NUMBER_FIELD_ID,
             "_SEQUENCE_NUMBER",
@@ -1667,7 +1788,6 @@ impl KvLayout {
         Ok(KvLayout {
             key_idx,
             file_fields,
-            key_fields,
             plain_key_fields,
             file_schema,
             engine: merge.engine,
@@ -1677,11 +1797,9 @@ impl KvLayout {
         })
     }
 
-    /// The buffered batches as one batch in the file layout, without the retractions
-    /// (`-U`/`-D`) when the table sets `ignore-delete`.
-    fn buffer_without_ignored(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
-        let batch = arrow_select::concat::concat_batches(&self.file_schema, batches)
-            .map_err(|e| Error::arrow("concatenating the write buffer", e))?;
+    /// A buffered batch in the file layout without the retractions (`-U`/`-D`) when the
+    /// table sets `ignore-delete`.
+    fn without_ignored(&self, batch: RecordBatch) -> Result<RecordBatch> {
         if !self.ignore_delete {
             return Ok(batch);
         }
@@ -1695,154 +1813,162 @@ impl KvLayout {
             .map_err(|e| Error::arrow("dropping ignored retractions", e))
     }
 
+    /// First-row tables take no retraction unless `ignore-delete` drops them: the error
+    /// for the first one among `batches` (checked before anything is written).
+    fn check_first_row_retractions(&self, batches: &[RecordBatch]) -> Result<()> {
+        if self.ignore_delete || self.engine != MergeEngine::FirstRow {
+            return Ok(());
+        }
+        let k = self.key_idx.len();
+        for b in batches {
+            let kinds = b
+                .column(k + 1)
+                .as_primitive::<arrow_array::types::Int8Type>();
+            if let Some(row) = kinds.values().iter().position(|b| *b == 1 || *b == 3) {
+                let seq = b
+                    .column(k)
+                    .as_primitive::<arrow_array::types::Int64Type>()
+                    .value(row);
+                return Err(Error::invalid(format!(
+                    "first-row tables take no retractions (-U/-D) unless 'ignore-delete' is \
+                     true; the input holds one (sequence number {seq} of its bucket)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The buffer of a postpone-bucket writer as written: input order, no merge, sequence
     /// numbers `-1`, retractions dropped under `ignore-delete`; first-row tables reject
     /// retractions as their merge would.
-    fn postpone_records(&self, batches: &[RecordBatch]) -> Result<RecordBatch> {
-        let batch = self.buffer_without_ignored(batches)?;
+    fn postpone_records(&self, batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
         let k = self.key_idx.len();
-        if !self.ignore_delete
-            && self.engine == MergeEngine::FirstRow
-            && let Some(row) = batch
-                .column(k + 1)
-                .as_primitive::<arrow_array::types::Int8Type>()
-                .values()
-                .iter()
-                .position(|b| *b == 1 || *b == 3)
-        {
-            return Err(Error::invalid(format!(
-                "first-row tables take no retractions (-U/-D) unless 'ignore-delete' is \
-                 true; row {row} of the buffer is one"
-            )));
-        }
-        let mut cols = batch.columns().to_vec();
-        cols[k] = Arc::new(Int64Array::from(vec![-1i64; batch.num_rows()]));
-        RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
-            .map_err(|e| Error::arrow("building the postpone records", e))
+        let batches = batches
+            .into_iter()
+            .map(|b| self.without_ignored(b))
+            .collect::<Result<Vec<_>>>()?;
+        self.check_first_row_retractions(&batches)?;
+        batches
+            .into_iter()
+            .map(|b| {
+                let mut cols = b.columns().to_vec();
+                cols[k] = Arc::new(Int64Array::from(vec![-1i64; b.num_rows()]));
+                RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
+                    .map_err(|e| Error::arrow("building the postpone records", e))
+            })
+            .collect()
     }
 
-    /// The buffer sorted by (key, `sequence.field`, sequence number) and merged to one record
-    /// per key, in the file layout; with `changelog-producer = input` also the sorted records
-    /// before the merge (the changelog).
-    fn sort_and_merge(
-        &self,
-        batches: &[RecordBatch],
-    ) -> Result<(RecordBatch, Option<RecordBatch>)> {
-        let batch = self.buffer_without_ignored(batches)?;
+    /// The buffer sorted by (key, `sequence.field`, sequence number), its rows left in
+    /// place, with the ranges holding one key each; first-row retractions are refused here,
+    /// before anything is written.
+    fn sort_buffer(&self, batches: Vec<RecordBatch>) -> Result<SortedBuffer> {
+        let batches = batches
+            .into_iter()
+            .map(|b| self.without_ignored(b))
+            .filter(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0))
+            .collect::<Result<Vec<_>>>()?;
+        self.check_first_row_retractions(&batches)?;
         let k = self.key_idx.len();
-        let n = batch.num_rows();
         // Sort keys: the key columns, then sequence.field columns, then _SEQUENCE_NUMBER.
-        let mut sort_cols: Vec<arrow_row::SortField> = Vec::new();
-        let mut arrays: Vec<ArrayRef> = Vec::new();
-        for i in 0..k {
-            sort_cols.push(arrow_row::SortField::new(
-                batch.column(i).data_type().clone(),
-            ));
-            arrays.push(Arc::clone(batch.column(i)));
+        // One converter each, so rows of different batches compare.
+        let key_converter = arrow_row::RowConverter::new(
+            (0..k)
+                .map(|i| arrow_row::SortField::new(self.file_schema.field(i).data_type().clone()))
+                .collect(),
+        )
+        .map_err(|e| Error::arrow("comparing primary keys", e))?;
+        let seq_fields = self.merge_sequence_columns()?;
+        let mut key_rows = Vec::with_capacity(batches.len());
+        let mut seq_rows = Vec::with_capacity(batches.len());
+        let mut seqs = Vec::with_capacity(batches.len());
+        for b in &batches {
+            key_rows.push(
+                key_converter
+                    .convert_columns(&b.columns()[..k])
+                    .map_err(|e| Error::arrow("comparing primary keys", e))?,
+            );
+            if let Some((conv, cols)) = &seq_fields {
+                let cols: Vec<ArrayRef> = cols.iter().map(|c| Arc::clone(b.column(*c))).collect();
+                seq_rows.push(
+                    conv.convert_columns(&cols)
+                        .map_err(|e| Error::arrow("comparing sequence.field", e))?,
+                );
+            }
+            seqs.push(
+                b.column(k)
+                    .as_primitive::<arrow_array::types::Int64Type>()
+                    .values()
+                    .clone(),
+            );
         }
-        let key_converter = arrow_row::RowConverter::new(sort_cols)
-            .map_err(|e| Error::arrow("comparing primary keys", e))?;
-        let key_rows = key_converter
-            .convert_columns(&arrays)
-            .map_err(|e| Error::arrow("comparing primary keys", e))?;
-        let seq_fields = self.merge_sequence_columns(&batch)?;
-        let seq_rows = match &seq_fields {
-            Some((conv, cols)) => Some(
-                conv.convert_columns(cols)
-                    .map_err(|e| Error::arrow("comparing sequence.field", e))?,
-            ),
-            None => None,
-        };
-        let seq = batch
-            .column(k)
-            .as_primitive::<arrow_array::types::Int64Type>()
-            .clone();
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by(|a, b| {
-            let (a, b) = (*a as usize, *b as usize);
-            key_rows
-                .row(a)
-                .cmp(&key_rows.row(b))
-                .then_with(|| match &seq_rows {
-                    Some(r) => r.row(a).cmp(&r.row(b)),
-                    None => std::cmp::Ordering::Equal,
+        let mut order: Vec<(usize, usize)> = batches
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| (0..b.num_rows()).map(move |r| (i, r)))
+            .collect();
+        order.sort_unstable_by(|&(ab, ar), &(bb, br)| {
+            key_rows[ab]
+                .row(ar)
+                .cmp(&key_rows[bb].row(br))
+                .then_with(|| match seq_rows.is_empty() {
+                    true => std::cmp::Ordering::Equal,
+                    false => seq_rows[ab].row(ar).cmp(&seq_rows[bb].row(br)),
                 })
-                .then_with(|| seq.value(a).cmp(&seq.value(b)))
+                .then_with(|| seqs[ab][ar].cmp(&seqs[bb][br]))
+                .then_with(|| (ab, ar).cmp(&(bb, br)))
         });
-        let kinds = batch
-            .column(k + 1)
-            .as_primitive::<arrow_array::types::Int8Type>()
-            .clone();
-        // Key groups over the sorted order.
         let mut groups: Vec<(usize, usize)> = Vec::new();
         let mut start = 0;
         for i in 1..=order.len() {
-            if i == order.len()
-                || key_rows.row(order[i] as usize) != key_rows.row(order[start] as usize)
-            {
+            if i == order.len() || {
+                let (a, b) = (order[i], order[start]);
+                key_rows[a.0].row(a.1) != key_rows[b.0].row(b.1)
+            } {
                 groups.push((start, i));
                 start = i;
             }
         }
-        let pick = |idx: Vec<u32>| -> Result<RecordBatch> {
-            let idx = UInt32Array::from(idx);
-            let cols = batch
-                .columns()
-                .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| Error::arrow("taking the merged rows", e))?;
-            RecordBatch::try_new(Arc::clone(&self.file_schema), cols)
-                .map_err(|e| Error::arrow("building the merged rows", e))
-        };
-        let changelog = if self.changelog_input {
-            Some(pick(order.clone())?)
-        } else {
-            None
-        };
-        let merged = match self.engine {
-            MergeEngine::Deduplicate => pick(groups.iter().map(|(_, e)| order[e - 1]).collect()),
-            MergeEngine::FirstRow => {
-                let mut idx = Vec::with_capacity(groups.len());
-                for (s, e) in &groups {
-                    let mut chosen = None;
-                    for r in &order[*s..*e] {
-                        let kind = kinds.value(*r as usize);
-                        if kind == 1 || kind == 3 {
-                            return Err(Error::invalid(format!(
-                                "first-row tables take no retractions (-U/-D) unless \
-                                 'ignore-delete' is true; the input holds one (sequence \
-                                 number {} of its bucket)",
-                                seq.value(*r as usize)
-                            )));
-                        }
-                        if chosen.is_none() {
-                            chosen = Some(*r);
-                        }
-                    }
-                    if let Some(c) = chosen {
-                        idx.push(c);
-                    }
-                }
-                pick(idx)
-            }
-            MergeEngine::PartialUpdate | MergeEngine::Aggregation => {
-                let sorted = match &changelog {
-                    Some(c) => c.clone(),
-                    None => pick(order.clone())?,
-                };
-                self.merge_sorted(&sorted, &groups)
-            }
-        }?;
-        Ok((merged, changelog))
+        Ok(SortedBuffer {
+            batches,
+            order,
+            groups,
+        })
     }
 
-    /// `sequence.field` columns (value positions in the file layout) and their converter.
-    #[allow(clippy::type_complexity)]
-    fn merge_sequence_columns(
+    /// The merged records of the key groups `range` of `sorted`, in the file layout.
+    fn merge_chunk(
         &self,
-        batch: &RecordBatch,
-    ) -> Result<Option<(arrow_row::RowConverter, Vec<ArrayRef>)>> {
+        sorted: &SortedBuffer,
+        range: std::ops::Range<usize>,
+    ) -> Result<RecordBatch> {
+        let groups = &sorted.groups[range];
+        match self.engine {
+            // The last record of each key.
+            MergeEngine::Deduplicate => {
+                let idx: Vec<(usize, usize)> =
+                    groups.iter().map(|(_, e)| sorted.order[e - 1]).collect();
+                sorted.gather(&self.file_schema, &idx)
+            }
+            // The first record of each key (no retractions: refused by `sort_buffer`).
+            MergeEngine::FirstRow => {
+                let idx: Vec<(usize, usize)> =
+                    groups.iter().map(|(s, _)| sorted.order[*s]).collect();
+                sorted.gather(&self.file_schema, &idx)
+            }
+            MergeEngine::PartialUpdate | MergeEngine::Aggregation => {
+                let (Some(first), Some(last)) = (groups.first(), groups.last()) else {
+                    return Ok(RecordBatch::new_empty(Arc::clone(&self.file_schema)));
+                };
+                let rows = sorted.gather(&self.file_schema, &sorted.order[first.0..last.1])?;
+                self.merge_sorted(&rows, groups.len())
+            }
+        }
+    }
+
+    /// `sequence.field` columns (positions in the file layout) and their converter.
+    #[allow(clippy::type_complexity)]
+    fn merge_sequence_columns(&self) -> Result<Option<(arrow_row::RowConverter, Vec<usize>)>> {
         let names = &self.merge.sequence_fields;
         if names.is_empty() {
             return Ok(None);
@@ -1857,15 +1983,14 @@ impl KvLayout {
                 .iter()
                 .rposition(|f| f.name() == n)
                 .ok_or_else(|| Error::invalid(format!("sequence.field '{n}' is not a column")))?;
-            let c = Arc::clone(batch.column(i));
             fields.push(arrow_row::SortField::new_with_options(
-                c.data_type().clone(),
+                self.file_schema.field(i).data_type().clone(),
                 arrow_schema::SortOptions {
                     descending,
                     nulls_first: !descending,
                 },
             ));
-            cols.push(c);
+            cols.push(i);
         }
         let conv = arrow_row::RowConverter::new(fields)
             .map_err(|e| Error::arrow("comparing sequence.field", e))?;
@@ -1875,7 +2000,7 @@ impl KvLayout {
     /// Merge the groups of a sorted batch with the read side's merge engine: one record per
     /// key (in the file layout) with the engine's row kind and the key group's largest
     /// sequence number; a key of one record keeps it unchanged.
-    fn merge_sorted(&self, sorted: &RecordBatch, groups: &[(usize, usize)]) -> Result<RecordBatch> {
+    fn merge_sorted(&self, sorted: &RecordBatch, groups: usize) -> Result<RecordBatch> {
         let k = self.key_idx.len();
         let value_names: Vec<String> = self.file_fields[k + 2..]
             .iter()
@@ -1897,7 +2022,7 @@ impl KvLayout {
         // merged one with the merge function's kind, e.g. `-D` under
         // `remove-record-on-delete`).
         let mut reader =
-            MergeReader::try_new(&self.merge, input_schema, output, runs, groups.len().max(1))?
+            MergeReader::try_new(&self.merge, input_schema, output, runs, groups.max(1))?
                 .with_key_value_output(true);
         let mut merged = Vec::new();
         loop {
@@ -1919,84 +2044,6 @@ impl KvLayout {
             .map_err(|e| Error::arrow("concatenating merged rows", e))?;
         RecordBatch::try_new(Arc::clone(&self.file_schema), merged.columns().to_vec())
             .map_err(|e| Error::arrow("building merged rows", e))
-    }
-
-    /// Encode one sorted part as a level-0 data file (merged) or changelog file (`changelog`,
-    /// the input records).
-    #[allow(clippy::too_many_arguments)]
-    fn encode_file(
-        &self,
-        part: &RecordBatch,
-        name: &str,
-        spec: &KvFileSpec,
-        changelog: bool,
-        options: &CoreOptions,
-        schema_id: i64,
-        time_millis: i64,
-    ) -> Result<(DataFileMeta, Bytes)> {
-        let k = self.key_idx.len();
-        let mut encoder = DataFileEncoder::try_new_with_compression(
-            &self.file_fields,
-            &spec.format,
-            &spec.compression,
-            options,
-        )?;
-        encoder.write(part)?;
-        let bytes = encoder.finish()?;
-        let key_types: Vec<DataType> = self
-            .key_fields
-            .iter()
-            .map(|f| f.data_type.clone())
-            .collect();
-        let key_cols: Vec<ArrayRef> = part.columns()[..k].to_vec();
-        let rows = part.num_rows();
-        let min_key = binary_row_at(&key_cols, &key_types, 0)?;
-        let max_key = binary_row_at(&key_cols, &key_types, rows.saturating_sub(1))?;
-        let mut stats = StatsCollector::for_key_value(
-            &self.plain_key_fields,
-            &self.file_fields[k + 2..],
-            options,
-            0,
-            changelog,
-        )?;
-        stats.update(part.columns())?;
-        let (value_stats, value_stats_cols) = stats.finish()?;
-        let key_stats = stats.finish_key_stats()?;
-        let seq = part
-            .column(k)
-            .as_primitive::<arrow_array::types::Int64Type>();
-        let kinds = part
-            .column(k + 1)
-            .as_primitive::<arrow_array::types::Int8Type>();
-        let deletes = kinds
-            .values()
-            .iter()
-            .filter(|b| **b == 1 || **b == 3)
-            .count() as i64;
-        let meta = DataFileMeta {
-            file_name: name.to_owned(),
-            file_size: bytes.len() as i64,
-            row_count: rows as i64,
-            min_key,
-            max_key,
-            key_stats,
-            value_stats,
-            min_sequence_number: seq.values().iter().copied().min().unwrap_or(0),
-            max_sequence_number: seq.values().iter().copied().max().unwrap_or(0),
-            schema_id,
-            level: 0,
-            extra_files: Vec::new(),
-            creation_time_millis: Some(time_millis),
-            delete_row_count: Some(deletes),
-            embedded_index: None,
-            file_source: Some(FileSource::Append),
-            value_stats_cols,
-            external_path: None,
-            first_row_id: None,
-            write_cols: None,
-            write_cols_sequences: None,
-        };
-        Ok((meta, Bytes::from(bytes)))
     }
 }
 

@@ -268,19 +268,22 @@ async fn concurrent_committers_of_one_process_lose_and_double_nothing() {
     let table = Table::create(loc.to_str().unwrap(), WI_SCHEMA)
         .await
         .unwrap();
-    concurrent_commits(table, 8, 25).await;
+    let got = concurrent_commits(table, 8, 25).await;
+    if let Some(java) = crate::oracle::java_rows(&loc) {
+        assert_eq!(java, crate::oracle::sorted_strings(&got), "Java's read");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_committers_on_an_in_memory_store_lose_and_double_nothing() {
     let host = paimon_native::ObjectStoreHost::open("memory://").unwrap();
     let table = Table::create_with_host(host, WI_SCHEMA).await.unwrap();
-    concurrent_commits(table, 4, 10).await;
+    concurrent_commits(table, 8, 25).await;
 }
 
 /// `writers` tasks each write and commit `commits` one-row batches; every commit must land in
-/// exactly one snapshot.
-async fn concurrent_commits(table: Table, writers: i32, commits: i32) {
+/// exactly one snapshot. Returns the final table's rows.
+async fn concurrent_commits(table: Table, writers: i32, commits: i32) -> Vec<Value> {
     let mut tasks = Vec::new();
     for w in 0..writers {
         let table = table.clone();
@@ -314,6 +317,7 @@ async fn concurrent_commits(table: Table, writers: i32, commits: i32) {
         snaps.last().unwrap().total_record_count,
         i64::from(writers * commits)
     );
+    got
 }
 
 #[test]
@@ -334,8 +338,9 @@ fn concurrent_writer_processes_lose_and_double_nothing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // 200 commits in all, one `write` process each, four processes at a time.
     const PROCESSES: i32 = 4;
-    const COMMITS: i32 = 5;
+    const COMMITS: i32 = 50;
     let mut children = Vec::new();
     for p in 0..PROCESSES {
         let input = dir.path().join(format!("rows-{p}.jsonl"));
@@ -392,6 +397,13 @@ fn concurrent_writer_processes_lose_and_double_nothing() {
         snaps,
         (1..=i64::from(PROCESSES * COMMITS)).collect::<Vec<_>>()
     );
+    if let Some(java) = crate::oracle::java_rows(&dir.path().join("t")) {
+        let ours: Vec<Value> = got
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(java, crate::oracle::sorted_strings(&ours), "Java's read");
+    }
 }
 
 /// Java Paimon 1.4.2 (java-check's `commits`, when installed) commits one-row batches to the

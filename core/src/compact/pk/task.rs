@@ -30,9 +30,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int8Type, Int64Type};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::types::Int8Type;
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
@@ -50,16 +50,12 @@ use crate::scan::planner::{DeletionFile, INDEX_DIR};
 use crate::scan::split::{KeyedFile, interval_partition};
 use crate::spec::{
     ChangelogProducer, CoreOptions, DataField, DataFileMeta, DataType, Datum, DeletionVectorMeta,
-    FileSource, IndexFileMeta, SimpleStats, TableSchema,
+    FileSource, IndexFileMeta, TableSchema,
 };
 use crate::write::deletion_vectors::put_dv_index_file;
-use crate::write::encode::DataFileEncoder;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
 use crate::write::ids::NameSource;
-use crate::write::kv_file::{KvFileSpec, changelog_prefix};
-use crate::write::managed_blob::SidecarCollector;
-use crate::write::row::binary_row_at;
-use crate::write::stats::StatsCollector;
+use crate::write::kv_file::{KvFileBuilder, KvFileSpec, changelog_prefix};
 use crate::write::table_write::{
     KEY_FIELD_ID_START, SEQUENCE_NUMBER_FIELD_ID, VALUE_KIND_FIELD_ID,
 };
@@ -162,7 +158,6 @@ struct TaskRun<'a> {
     task: &'a PkCompactTask,
     options: CoreOptions,
     merge: MergeConfig,
-    key_types: Vec<DataType>,
     /// `_KEY_` fields (not null), `_SEQUENCE_NUMBER`, `_VALUE_KIND`, the table's fields.
     file_fields: Vec<DataField>,
     plain_key_fields: Vec<DataField>,
@@ -230,7 +225,6 @@ impl<'a> TaskRun<'a> {
                 f.data_type.with_nullable(false),
             ));
         }
-        let key_types: Vec<DataType> = file_fields.iter().map(|f| f.data_type.clone()).collect();
         file_fields.push(DataField::new(
             SEQUENCE_NUMBER_FIELD_ID,
             "_SEQUENCE_NUMBER",
@@ -324,7 +318,6 @@ impl<'a> TaskRun<'a> {
             task,
             options,
             merge,
-            key_types,
             file_fields,
             plain_key_fields,
             file_schema,
@@ -603,8 +596,8 @@ impl<'a> TaskRun<'a> {
         let spec = KvFileSpec::for_level(&self.options, out_level)?;
         let changelog_spec = KvFileSpec::changelog(&self.options)?;
         let changelog = self.changelog_mode();
-        let mut writer: Option<OpenOutput> = None;
-        let mut changelog_writer: Option<OpenOutput> = None;
+        let mut writer: Option<KvFileBuilder> = None;
+        let mut changelog_writer: Option<KvFileBuilder> = None;
         let value_names: Vec<String> = self
             .ctx
             .schema
@@ -709,8 +702,8 @@ impl<'a> TaskRun<'a> {
                         writer = Some(self.open_output(&spec, out_level, false)?);
                     }
                     if let Some(w) = writer.as_mut() {
-                        w.write(&data, &self.key_types)?;
-                        if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
+                        w.write(&data)?;
+                        if w.estimated_size_bytes() >= self.task.target_file_size as u64
                             && let Some(w) = writer.take()
                         {
                             self.close_output(io, w, false).await?;
@@ -829,7 +822,7 @@ impl<'a> TaskRun<'a> {
     async fn write_changelog<T: Send + 'static>(
         &mut self,
         io: &Io<T>,
-        writer: &mut Option<OpenOutput>,
+        writer: &mut Option<KvFileBuilder>,
         spec: &KvFileSpec,
         log: RecordBatch,
     ) -> Result<()> {
@@ -842,8 +835,8 @@ impl<'a> TaskRun<'a> {
             *writer = Some(self.open_output(spec, self.task.unit.output_level, true)?);
         }
         if let Some(w) = writer.as_mut() {
-            w.write(&log, &self.key_types)?;
-            if w.encoder.estimated_size_bytes() >= self.task.target_file_size as u64
+            w.write(&log)?;
+            if w.estimated_size_bytes() >= self.task.target_file_size as u64
                 && let Some(w) = writer.take()
             {
                 self.close_output(io, w, true).await?;
@@ -860,7 +853,7 @@ impl<'a> TaskRun<'a> {
         spec: &KvFileSpec,
         level: i32,
         changelog: bool,
-    ) -> Result<OpenOutput> {
+    ) -> Result<KvFileBuilder> {
         let name = if !changelog {
             let n = self.files_named;
             self.files_named += 1;
@@ -880,38 +873,20 @@ impl<'a> TaskRun<'a> {
                 }
             }
         };
-        let encoder = DataFileEncoder::try_new_with_compression(
+        KvFileBuilder::try_new(
+            name,
             &self.file_fields,
-            &spec.format,
-            &spec.compression,
-            &self.options,
-        )?;
-        let k = self.key_types.len();
-        let stats = StatsCollector::for_key_value(
             &self.plain_key_fields,
-            &self.file_fields[k + 2..],
+            spec,
             &self.options,
             level,
             changelog,
-        )?;
-        Ok(OpenOutput {
-            name,
-            encoder,
-            stats,
-            min_key: None,
-            max_key: None,
-            min_seq: i64::MAX,
-            max_seq: i64::MIN,
-            deletes: 0,
-            rows: 0,
-            refs: if changelog {
+            if changelog {
                 None
             } else {
-                self.managed_positions
-                    .clone()
-                    .map(|p| (p, SidecarCollector::default()))
+                self.managed_positions.clone()
             },
-        })
+        )
     }
 
     /// Finish `w` and `Put` it (and its sidecar); record it as an output or (`changelog`) a
@@ -919,15 +894,23 @@ impl<'a> TaskRun<'a> {
     async fn close_output<T: Send + 'static>(
         &mut self,
         io: &Io<T>,
-        w: OpenOutput,
+        w: KvFileBuilder,
         changelog: bool,
     ) -> Result<()> {
-        let (value_stats, value_stats_cols) = w.stats.finish()?;
-        let key_stats = w.stats.finish_key_stats()?;
-        let bytes = w.encoder.finish()?;
-        let mut extra_files = Vec::new();
-        if let Some((_, refs)) = w.refs {
-            let (sidecar, name) = refs.finish(&self.task.bucket_path, &w.name)?;
+        // Java writes compaction changelog files with file source APPEND.
+        let source = if changelog {
+            FileSource::Append
+        } else {
+            FileSource::Compact
+        };
+        let (mut meta, bytes, refs) = w.finish(
+            self.task.unit.output_level,
+            source,
+            self.ctx.schema.id,
+            self.ctx.time_millis,
+        )?;
+        if let Some(refs) = refs {
+            let (sidecar, name) = refs.finish(&self.task.bucket_path, &meta.file_name)?;
             let path = sidecar.path.clone();
             if !crate::write::file::put_file(io, sidecar).await? {
                 return Err(Error::invalid(format!(
@@ -936,45 +919,15 @@ impl<'a> TaskRun<'a> {
                 )));
             }
             self.written.push(path);
-            extra_files.push(name);
+            meta.extra_files.push(name);
         }
-        let (path, external_path) = if extra_files.is_empty() {
-            self.placer.place(&w.name)
+        let path = if meta.extra_files.is_empty() {
+            let (path, external_path) = self.placer.place(&meta.file_name);
+            meta.external_path = external_path;
+            path
         } else {
             // A file with a sidecar stays next to it, in the bucket directory.
-            (format!("{}/{}", self.task.bucket_path, w.name), None)
-        };
-        let meta = DataFileMeta {
-            file_name: w.name.clone(),
-            file_size: bytes.len() as i64,
-            row_count: w.rows,
-            min_key: w.min_key.unwrap_or_else(crate::spec::BinaryRow::empty),
-            max_key: w.max_key.unwrap_or_else(crate::spec::BinaryRow::empty),
-            key_stats,
-            value_stats: if w.rows == 0 {
-                SimpleStats::empty()
-            } else {
-                value_stats
-            },
-            min_sequence_number: if w.rows == 0 { 0 } else { w.min_seq },
-            max_sequence_number: if w.rows == 0 { 0 } else { w.max_seq },
-            schema_id: self.ctx.schema.id,
-            level: self.task.unit.output_level,
-            extra_files,
-            creation_time_millis: Some(self.ctx.time_millis),
-            delete_row_count: Some(w.deletes),
-            embedded_index: None,
-            // Java writes compaction changelog files with file source APPEND.
-            file_source: Some(if changelog {
-                FileSource::Append
-            } else {
-                FileSource::Compact
-            }),
-            value_stats_cols,
-            external_path,
-            first_row_id: None,
-            write_cols: None,
-            write_cols_sequences: None,
+            format!("{}/{}", self.task.bucket_path, meta.file_name)
         };
         if !io
             .put(&path, Bytes::from(bytes), PutMode::CreateNew)
@@ -1013,56 +966,6 @@ fn split_changelog(batch: &RecordBatch) -> Result<(RecordBatch, Option<RecordBat
     let log = arrow_select::filter::filter_record_batch(&body, &flags)
         .map_err(|e| Error::arrow("compaction: splitting changelog", e))?;
     Ok((data, Some(log)))
-}
-
-/// An output file being written.
-struct OpenOutput {
-    name: String,
-    encoder: DataFileEncoder,
-    stats: StatsCollector,
-    min_key: Option<crate::spec::BinaryRow>,
-    max_key: Option<crate::spec::BinaryRow>,
-    min_seq: i64,
-    max_seq: i64,
-    deletes: i64,
-    rows: i64,
-    /// Managed BLOB tables: the managed columns' positions and the output's pack references.
-    refs: Option<(
-        Vec<(usize, crate::format::blob::BlobElementKind)>,
-        SidecarCollector,
-    )>,
-}
-
-impl OpenOutput {
-    fn write(&mut self, batch: &RecordBatch, key_types: &[DataType]) -> Result<()> {
-        let n = batch.num_rows();
-        if n == 0 {
-            return Ok(());
-        }
-        let k = key_types.len();
-        let key_cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
-        if self.min_key.is_none() {
-            self.min_key = Some(binary_row_at(&key_cols, key_types, 0)?);
-        }
-        self.max_key = Some(binary_row_at(&key_cols, key_types, n - 1)?);
-        let seq = batch.column(k).as_primitive::<Int64Type>();
-        for s in seq.values().iter() {
-            self.min_seq = self.min_seq.min(*s);
-            self.max_seq = self.max_seq.max(*s);
-        }
-        let kinds = batch.column(k + 1).as_primitive::<Int8Type>();
-        self.deletes += kinds
-            .values()
-            .iter()
-            .filter(|b| **b == 1 || **b == 3)
-            .count() as i64;
-        self.rows += n as i64;
-        if let Some((positions, refs)) = &mut self.refs {
-            refs.add_batch(batch, k, positions)?;
-        }
-        self.stats.update(batch.columns())?;
-        self.encoder.write(batch)
-    }
 }
 
 /// A sorted run of a compaction, read file after file.

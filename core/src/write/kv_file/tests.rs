@@ -268,3 +268,105 @@ fn changelog_spec_falls_back_to_level_0_then_table_options() {
         KvFileSpec::changelog(&CoreOptions::from_pairs([("file.format.per.level", "x")])).is_err()
     );
 }
+
+/// A flush far larger than one chunk of [`crate::write::table_write`] (16,384 input rows):
+/// 60,000 records over 20,000 keys in several batches, rolled at a small
+/// `target-file-size`. The data files, read in the message's order, hold the model's
+/// merge (the newest record per key, retractions kept at level 0), keys strictly ascending
+/// across files, each file's metadata matching its rows; the changelog files hold every
+/// input record sorted by key and sequence number.
+#[test]
+fn a_flush_of_many_chunks_rolls_sorted_files_holding_the_model() {
+    let values: Vec<String> = (0..60_000)
+        .map(|i| format!("value-{i:05}-{}", i * 7919 % 1000))
+        .collect();
+    let rows: Vec<(i32, &str, &str)> = (0..60_000usize)
+        .map(|i| {
+            let k = ((i * 7_919) % 20_000) as i32;
+            let kind = if i % 11 == 0 { "-D" } else { "+I" };
+            (k, values[i].as_str(), kind)
+        })
+        .collect();
+    let mut w = TableWrite::try_new(
+        pk_schema(&[
+            ("changelog-producer", "input"),
+            ("target-file-size", "128kb"),
+        ]),
+        WriteRestore::default(),
+        WriteOptions {
+            seed: 7,
+            time_millis: 1_000,
+        },
+    )
+    .unwrap();
+    for part in rows.chunks(7_000) {
+        w.write(&input(part)).unwrap();
+    }
+    let messages = w.prepare_commit().unwrap();
+    let files = w.take_files();
+    let inc = &messages[0].data_increment;
+    assert!(
+        inc.new_files.len() > 2,
+        "{} data files",
+        inc.new_files.len()
+    );
+    assert!(inc.changelog_files.len() > 2);
+
+    // The model: the newest record (the last in input order) per key.
+    let mut model: BTreeMap<i32, (String, i8, i64)> = BTreeMap::new();
+    for (seq, (k, v, kind)) in rows.iter().enumerate() {
+        let kind = if *kind == "-D" { 3 } else { 0 };
+        model.insert(*k, (v.to_string(), kind, seq as i64));
+    }
+    let mut data = Vec::new();
+    let mut last_key = None;
+    for meta in &inc.new_files {
+        let got = read_back(&files, meta);
+        assert_eq!(meta.row_count, got.len() as i64);
+        assert_eq!(meta.level, 0);
+        assert_eq!(
+            meta.delete_row_count,
+            Some(got.iter().filter(|r| r.2 == 3).count() as i64)
+        );
+        assert_eq!(
+            meta.min_sequence_number,
+            got.iter().map(|r| r.3).min().unwrap()
+        );
+        assert_eq!(
+            meta.max_sequence_number,
+            got.iter().map(|r| r.3).max().unwrap()
+        );
+        let first = got.first().unwrap().0;
+        assert!(
+            last_key.is_none_or(|l| l < first),
+            "files overlap at key {first}"
+        );
+        last_key = Some(got.last().unwrap().0);
+        data.extend(got);
+    }
+    let want: Vec<(i32, String, i8, i64)> = model
+        .into_iter()
+        .map(|(k, (v, kind, seq))| (k, v, kind, seq))
+        .collect();
+    assert_eq!(data, want);
+
+    let log: Vec<_> = inc
+        .changelog_files
+        .iter()
+        .flat_map(|m| read_back(&files, m))
+        .collect();
+    let mut want_log: Vec<(i32, String, i8, i64)> = rows
+        .iter()
+        .enumerate()
+        .map(|(seq, (k, v, kind))| {
+            (
+                *k,
+                v.to_string(),
+                if *kind == "-D" { 3 } else { 0 },
+                seq as i64,
+            )
+        })
+        .collect();
+    want_log.sort_by_key(|r| (r.0, r.3));
+    assert_eq!(log, want_log);
+}
