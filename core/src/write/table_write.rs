@@ -1474,7 +1474,17 @@ impl TableWrite {
         options: &CoreOptions,
     ) -> Result<()> {
         // Java checks the size every 1,000 records of the rolling writer: cut the chunk
-        // there.
+        // there, unless even twice the chunk's in-memory size cannot bring the open file to
+        // the target (then no check inside the chunk can roll, and one write is cheaper).
+        let open_size = rolling
+            .open
+            .as_ref()
+            .map_or(0, |f| f.estimated_size_bytes());
+        let bound = 2 * batch.get_array_memory_size() as u64 + (64 << 10);
+        if open_size.saturating_add(bound) < self.target_file_size {
+            rolling.records += batch.num_rows() as u64;
+            return self.write_kv_piece(key, rolling, batch, spec, changelog, options, false);
+        }
         let mut start = 0;
         while start < batch.num_rows() {
             let to_check = ROLL_CHECK_RECORDS - rolling.records % ROLL_CHECK_RECORDS;
