@@ -1407,8 +1407,9 @@ impl TableWrite {
     /// engine, and write the result as level-0 files rolling at `target-file-size`.
     ///
     /// The buffer is never copied whole: the sort orders (batch, row) positions, and the
-    /// output is gathered, merged and encoded in chunks of at most [`FLUSH_CHUNK_ROWS`]
-    /// input rows, so a flush holds the buffer, one chunk and the open files' encoders.
+    /// output is gathered, merged and encoded in chunks of about [`FLUSH_CHUNK_ROWS`] input
+    /// rows, so a flush holds the buffer, its sort keys and positions (about 33 bytes per
+    /// row for a BIGINT key), one chunk, and the open files' encoders.
     fn flush_kv(&mut self, key: &(Vec<u8>, i32)) -> Result<()> {
         let Some(kv) = self.kv.clone() else {
             return Ok(());
@@ -1461,9 +1462,10 @@ impl TableWrite {
         self.close_kv_file(key, data.open, false)
     }
 
-    /// Write a sorted chunk of bucket `key` to its open level-0 file `open` (a data file,
+    /// Write a sorted chunk of bucket `key` to `rolling`'s open level-0 file (a data file,
     /// or with `changelog` a changelog file), opening one first when none is open, and
-    /// closing it once the encoder's estimate reaches `target-file-size`.
+    /// closing it when, at a check every [`ROLL_CHECK_RECORDS`] records, the encoder's
+    /// estimate has reached `target-file-size`.
     fn write_kv_chunk(
         &mut self,
         key: &(Vec<u8>, i32),
