@@ -120,16 +120,21 @@ fn check(file: &Path, root: &Path) -> (Vec<String>, Vec<&'static str>) {
             }
         }
     }
-    // Java continues: the scenario's last written rows again, through Java's batch writer
-    // (`java_write` is false for dynamic-bucket primary-key tables: Java's plain batch write
-    // refuses them, "Can't extract bucket from row in dynamic bucket mode").
+    // Java continues: the scenario's last written rows again, through Java's batch writer;
+    // for tables it cannot write alone (`java_write` false: dynamic bucket and
+    // cross-partition upsert, "Can't extract bucket from row in dynamic bucket mode"), through
+    // java-check's `run`, which assigns buckets as Flink's and Spark's writers do.
     let last_write = steps.iter().rev().find(|s| s["op"] == "write");
     if scenario["java"] != false
-        && scenario["java_write"] != false
         && let Some(rows) = last_write.and_then(|s| s["rows"].as_array())
     {
         let rows: Vec<Value> = rows.iter().take(8).cloned().collect();
-        if java_write(&dir, &rows) {
+        let wrote = if scenario["java_write"] != false {
+            java_write(&dir, &rows)
+        } else {
+            java_run_write(&warehouse, &rows)
+        };
+        if wrote {
             done.push("java-continues");
             let java = java_rows(&dir).unwrap();
             let ours = our_rows(&dir);
@@ -205,6 +210,33 @@ fn run_fails_on_a_wrong_checkpoint_and_an_unknown_step() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unsupported scenario step expire"), "{err}");
+}
+
+/// One `write` of `rows` into `WAREHOUSE/db.db/t` by java-check's `run` (false when it is not
+/// installed; panics when the write fails).
+fn java_run_write(warehouse: &Path, rows: &[Value]) -> bool {
+    let Some(run) = crate::oracle::java_check("run") else {
+        return false;
+    };
+    let scenario = serde_json::json!({
+        "format_version": 1,
+        "name": "java-continues",
+        "steps": [{"op": "write", "table": "db.t", "rows": rows}],
+    });
+    let file = warehouse.join("java-continues.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let out = Command::new(run)
+        .arg(&file)
+        .arg(warehouse)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "Java's run of {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
 }
 
 /// Runs `check` over every scenario file, two at a time (most of the time goes to JVM and
