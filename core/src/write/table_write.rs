@@ -1426,44 +1426,50 @@ impl TableWrite {
                 format: p.format.clone(),
                 compression: p.options.file_compression().to_owned(),
             };
-            let options = p.options.clone();
-            let records = kv.postpone_records(batches)?;
-            let mut rolling = RollingKv::default();
-            for batch in &records {
-                self.write_kv_chunk(key, &mut rolling, batch, &spec, false, &options)?;
+            let mut rolling = RollingKv::new(spec, false, p.options.clone());
+            for batch in &kv.postpone_records(batches)? {
+                self.write_kv_chunk(key, &mut rolling, batch)?;
             }
-            return self.close_kv_file(key, rolling.open, false);
+            return self.close_kv_file(key, &mut rolling);
         }
         let sorted = kv.sort_buffer(batches)?;
-        let options = self.options.clone();
         let data_spec = KvFileSpec {
             format: self.format.clone(),
             compression: self.options.file_compression().to_owned(),
         };
-        let log_spec = if kv.changelog_input {
-            Some(KvFileSpec::changelog(&self.options)?)
-        } else {
-            None
+        let mut data = RollingKv::new(data_spec, false, self.options.clone());
+        let mut log = match kv.changelog_input {
+            true => Some(RollingKv::new(
+                KvFileSpec::changelog(&self.options)?,
+                true,
+                self.options.clone(),
+            )),
+            false => None,
         };
-        let (mut data, mut log) = (RollingKv::default(), RollingKv::default());
         for (first, last) in sorted.chunks(FLUSH_CHUNK_ROWS) {
             // Java opens the changelog file first (it sees the first record before the
             // merge emits anything), so a changelog file takes the lower counter value.
-            if let Some(spec) = &log_spec {
-                let (s, e) = (sorted.groups[first].0, sorted.groups[last - 1].1);
-                let rows = sorted.gather(&kv.file_schema, &sorted.order[s..e])?;
-                self.write_kv_chunk(key, &mut log, &rows, spec, true, &options)?;
-            }
-            let merged = kv.merge_chunk(&sorted, first..last)?;
-            self.write_kv_chunk(key, &mut data, &merged, &data_spec, false, &options)?;
+            let rows = match &mut log {
+                Some(log) => {
+                    let (s, e) = (sorted.groups[first].0, sorted.groups[last - 1].1);
+                    let rows = sorted.gather(&kv.file_schema, &sorted.order[s..e])?;
+                    self.write_kv_chunk(key, log, &rows)?;
+                    Some(rows)
+                }
+                None => None,
+            };
+            let merged = kv.merge_chunk(&sorted, first..last, rows.as_ref())?;
+            self.write_kv_chunk(key, &mut data, &merged)?;
         }
         drop(sorted);
-        self.close_kv_file(key, log.open, true)?;
-        self.close_kv_file(key, data.open, false)
+        if let Some(log) = &mut log {
+            self.close_kv_file(key, log)?;
+        }
+        self.close_kv_file(key, &mut data)
     }
 
-    /// Write a sorted chunk of bucket `key` to `rolling`'s open level-0 file (a data file,
-    /// or with `changelog` a changelog file), opening one first when none is open, and
+    /// Write a sorted chunk of bucket `key` to `rolling`'s open level-0 file (a data or a
+    /// changelog file), opening one first when none is open, and
     /// closing it when, at a check every [`ROLL_CHECK_RECORDS`] records, the encoder's
     /// estimate has reached `target-file-size`.
     fn write_kv_chunk(
@@ -1471,9 +1477,6 @@ impl TableWrite {
         key: &(Vec<u8>, i32),
         rolling: &mut RollingKv,
         batch: &RecordBatch,
-        spec: &KvFileSpec,
-        changelog: bool,
-        options: &CoreOptions,
     ) -> Result<()> {
         // Java checks the size every 1,000 records of the rolling writer: cut the chunk
         // there, unless even twice the chunk's in-memory size cannot bring the open file to
@@ -1485,7 +1488,7 @@ impl TableWrite {
         let bound = 2 * batch.get_array_memory_size() as u64 + (64 << 10);
         if open_size.saturating_add(bound) < self.target_file_size {
             rolling.records += batch.num_rows() as u64;
-            return self.write_kv_piece(key, rolling, batch, spec, changelog, options, false);
+            return self.write_kv_piece(key, rolling, batch, false);
         }
         let mut start = 0;
         while start < batch.num_rows() {
@@ -1493,15 +1496,7 @@ impl TableWrite {
             let len = (batch.num_rows() - start).min(to_check as usize);
             rolling.records += len as u64;
             let check = rolling.records.is_multiple_of(ROLL_CHECK_RECORDS);
-            self.write_kv_piece(
-                key,
-                rolling,
-                &batch.slice(start, len),
-                spec,
-                changelog,
-                options,
-                check,
-            )?;
+            self.write_kv_piece(key, rolling, &batch.slice(start, len), check)?;
             start += len;
         }
         Ok(())
@@ -1509,29 +1504,30 @@ impl TableWrite {
 
     /// [`Self::write_kv_chunk`] of one piece; with `check`, the file is closed once the
     /// encoder's estimate reaches `target-file-size`.
-    #[allow(clippy::too_many_arguments)]
     fn write_kv_piece(
         &mut self,
         key: &(Vec<u8>, i32),
         rolling: &mut RollingKv,
         batch: &RecordBatch,
-        spec: &KvFileSpec,
-        changelog: bool,
-        options: &CoreOptions,
         check: bool,
     ) -> Result<()> {
-        let open = &mut rolling.open;
+        let changelog = rolling.changelog;
         let Some(kv) = &self.kv else {
             return Ok(());
         };
         let Some(w) = self.writers.get_mut(key) else {
             return Ok(());
         };
-        let file = match open {
+        let file = match &mut rolling.open {
             Some(f) => f,
             None => {
                 let name = if changelog {
-                    w.next_changelog_name(&self.options, spec, &self.format, &mut self.names)
+                    w.next_changelog_name(
+                        &self.options,
+                        &rolling.spec,
+                        &self.format,
+                        &mut self.names,
+                    )
                 } else {
                     w.next_file_name()
                 };
@@ -1539,12 +1535,12 @@ impl TableWrite {
                     (Some(m), false) => Some(m.file_positions(kv.key_idx.len())),
                     _ => None,
                 };
-                open.insert(KvFileBuilder::try_new(
+                rolling.open.insert(KvFileBuilder::try_new(
                     name,
                     &kv.file_fields,
                     &kv.plain_key_fields,
-                    spec,
-                    options,
+                    &rolling.spec,
+                    &rolling.options,
                     0,
                     changelog,
                     managed,
@@ -1553,21 +1549,17 @@ impl TableWrite {
         };
         file.write(batch)?;
         if check && file.estimated_size_bytes() >= self.target_file_size {
-            self.close_kv_file(key, open.take(), changelog)?;
+            self.close_kv_file(key, rolling)?;
         }
         Ok(())
     }
 
-    /// Finish a level-0 file of bucket `key` (nothing when `open` is `None`): its bytes (and
-    /// managed BLOB tables' sidecar) to put, its metadata in the bucket's new files or (with
-    /// `changelog`) changelog files.
-    fn close_kv_file(
-        &mut self,
-        key: &(Vec<u8>, i32),
-        open: Option<KvFileBuilder>,
-        changelog: bool,
-    ) -> Result<()> {
-        let Some(file) = open else {
+    /// Finish `rolling`'s open level-0 file of bucket `key`, if any: its bytes (and managed
+    /// BLOB tables' sidecar) to put, its metadata in the bucket's new files or (changelog
+    /// files) changelog files.
+    fn close_kv_file(&mut self, key: &(Vec<u8>, i32), rolling: &mut RollingKv) -> Result<()> {
+        let changelog = rolling.changelog;
+        let Some(file) = rolling.open.take() else {
             return Ok(());
         };
         let Some(w) = self.writers.get_mut(key) else {
@@ -1597,12 +1589,27 @@ impl TableWrite {
     }
 }
 
-/// The level-0 files of one kind (data or changelog) a flush writes: the open one and the
-/// records written so far (Java `RollingFileWriterImpl#recordCount`, never reset on a roll).
-#[derive(Default)]
+/// The level-0 files of one kind (data or changelog) a flush writes: their format and
+/// compression, the options their encoder and statistics take, the open one, and the records
+/// written so far (Java `RollingFileWriterImpl#recordCount`, never reset on a roll).
 struct RollingKv {
+    spec: KvFileSpec,
+    changelog: bool,
+    options: CoreOptions,
     open: Option<KvFileBuilder>,
     records: u64,
+}
+
+impl RollingKv {
+    fn new(spec: KvFileSpec, changelog: bool, options: CoreOptions) -> Self {
+        RollingKv {
+            spec,
+            changelog,
+            options,
+            open: None,
+            records: 0,
+        }
+    }
 }
 
 /// A rolling writer compares its open file's size with `target-file-size` every this many
@@ -1949,10 +1956,15 @@ impl KvLayout {
     }
 
     /// The merged records of the key groups `range` of `sorted`, in the file layout.
+    ///
+    /// `rows`: the chunk's records in sorted order when the caller has gathered them already
+    /// (for the changelog of `changelog-producer = input`); partial-update and aggregation
+    /// merge those instead of gathering them again.
     fn merge_chunk(
         &self,
         sorted: &SortedBuffer,
         range: std::ops::Range<usize>,
+        rows: Option<&RecordBatch>,
     ) -> Result<RecordBatch> {
         let groups = &sorted.groups[range];
         match self.engine {
@@ -1972,8 +1984,14 @@ impl KvLayout {
                 let (Some(first), Some(last)) = (groups.first(), groups.last()) else {
                     return Ok(RecordBatch::new_empty(Arc::clone(&self.file_schema)));
                 };
-                let rows = sorted.gather(&self.file_schema, &sorted.order[first.0..last.1])?;
-                self.merge_sorted(&rows, groups.len())
+                match rows {
+                    Some(rows) => self.merge_sorted(rows, groups.len()),
+                    None => {
+                        let rows =
+                            sorted.gather(&self.file_schema, &sorted.order[first.0..last.1])?;
+                        self.merge_sorted(&rows, groups.len())
+                    }
+                }
             }
         }
     }

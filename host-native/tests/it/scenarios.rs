@@ -225,17 +225,9 @@ fn java_run_write(warehouse: &Path, rows: &[Value]) -> bool {
     });
     let file = warehouse.join("java-continues.json");
     std::fs::write(&file, scenario.to_string()).unwrap();
-    let out = Command::new(run)
-        .arg(&file)
-        .arg(warehouse)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "Java's run of {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(e) = run_with(&run, &file, warehouse) {
+        panic!("{e}");
+    }
     true
 }
 
