@@ -127,6 +127,8 @@ pub struct HostStats {
     pub bytes_fetched: u64,
     /// Retries after passing failures.
     pub retries: u64,
+    /// Parts of streamed writes sent ([`IoOp::PutPart`]).
+    pub parts_put: u64,
 }
 
 #[derive(Debug, Default)]
@@ -136,6 +138,7 @@ struct Counters {
     store_calls: AtomicU64,
     bytes_fetched: AtomicU64,
     retries: AtomicU64,
+    parts_put: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -234,6 +237,7 @@ impl ObjectStoreHost {
             store_calls: c.store_calls.load(Ordering::Relaxed),
             bytes_fetched: c.bytes_fetched.load(Ordering::Relaxed),
             retries: c.retries.load(Ordering::Relaxed),
+            parts_put: c.parts_put.load(Ordering::Relaxed),
         }
     }
 
@@ -700,6 +704,10 @@ impl ObjectStoreHost {
         sending
             .await
             .map_err(|e| (map_error(&e, false), e.to_string()))?;
+        self.inner
+            .counters
+            .parts_put
+            .fetch_add(1, Ordering::Relaxed);
         Ok(IoAnswer::Done)
     }
 

@@ -381,8 +381,20 @@ impl TableWriter {
             };
         self.inner.write(batch).map_err(|e| self.context(e))?;
         self.rows += batch.num_rows() as u64;
-        let files = self.inner.take_files();
-        self.put_files(files).await
+        self.put_flushed().await
+    }
+
+    /// Put what the writer has ready, driving a flush in progress to its end one step at a
+    /// time ([`TableWrite::continue_flush`]): each bucket's files (and the parts of large
+    /// files) are written before the next bucket is flushed.
+    async fn put_flushed(&mut self) -> Result<()> {
+        loop {
+            let files = self.inner.take_files();
+            self.put_files(files).await?;
+            if !self.inner.continue_flush().map_err(|e| self.context(e))? {
+                return Ok(());
+            }
+        }
     }
 
     /// Flush everything and return the commit messages (one per partition and bucket that got
@@ -394,6 +406,8 @@ impl TableWriter {
     /// # Errors
     /// Encoding and store errors; compaction errors (lookup tables).
     pub async fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        self.inner.flush().map_err(|e| self.context(e))?;
+        self.put_flushed().await?;
         let messages = self.inner.prepare_commit().map_err(|e| self.context(e))?;
         let files = self.inner.take_files();
         self.put_files(files).await?;
@@ -427,6 +441,8 @@ impl TableWriter {
     /// # Errors
     /// Encoding and store errors.
     pub(crate) async fn prepare_commit_uncompacted(&mut self) -> Result<Vec<CommitMessage>> {
+        self.inner.flush().map_err(|e| self.context(e))?;
+        self.put_flushed().await?;
         let messages = self.inner.prepare_commit().map_err(|e| self.context(e))?;
         let files = self.inner.take_files();
         self.put_files(files).await?;
@@ -443,6 +459,10 @@ impl TableWriter {
     /// # Errors
     /// Store errors other than a missing file.
     pub async fn abort(mut self) -> Result<()> {
+        for path in self.inner.open_uploads() {
+            // Nothing is visible at an open upload's path: dropping its parts is enough.
+            let _ = self.table.host().answer(&IoOp::PutAbort { path }).await;
+        }
         let paths = std::mem::take(&mut self.written);
         delete_paths(self.table.host(), paths).await
     }
@@ -454,21 +474,31 @@ impl TableWriter {
     async fn put_files(&mut self, files: Vec<FileToPut>) -> Result<()> {
         let host = self.table.host().clone();
         let context = format!("writing to table {}", self.table.location());
-        let results: Vec<(String, Result<()>)> = futures::stream::iter(files)
-            .map(|f| {
+        // The parts of one streamed file go one after the other; files go at once.
+        let groups = paimon_kernel::write::group_by_path(files);
+        let results: Vec<(String, bool, Result<()>)> = futures::stream::iter(groups)
+            .map(|group| {
                 let host = host.clone();
                 let context = context.clone();
                 async move {
-                    let path = f.path.clone();
-                    (path, put_new_file(&host, f, &context).await)
+                    let path = group[0].path.clone();
+                    let completes = paimon_kernel::write::completes_file(&group);
+                    for f in group {
+                        if let Err(e) = put_new_file(&host, f, &context).await {
+                            return (path, completes, Err(e));
+                        }
+                    }
+                    (path, completes, Ok(()))
                 }
             })
             .buffer_unordered(PUT_CONCURRENCY)
             .collect()
             .await;
         let mut failure = None;
-        for (path, result) in results {
+        for (path, completes, result) in results {
             match result {
+                // An upload left open is completed by a later put (or aborted).
+                Ok(()) if !completes => {}
                 Ok(()) => self.written.push(path),
                 Err(e) => {
                     failure.get_or_insert(e);
@@ -486,7 +516,8 @@ impl TableWriter {
 const PUT_PART_BYTES: usize = paimon_kernel::write::file::DEFAULT_PUT_PART_BYTES;
 
 /// Write one new file (create-new): whole bytes with one `Put`, a streamed file (blob bytes
-/// copied from file references) in parts through [`paimon_kernel::write::put_file_machine`].
+/// copied from file references) in parts through [`paimon_kernel::write::put_file_machine`],
+/// and one part of a file streamed while it is encoded (the file completes after its last).
 ///
 /// # Errors
 /// [`Error::Kernel`] under `context`: the store error naming the path, `AlreadyExists` for a
@@ -528,7 +559,8 @@ pub(crate) async fn put_new_file(
                 }
             }
         }
-        paimon_kernel::write::FileContent::Streamed(_) => {
+        paimon_kernel::write::FileContent::Streamed(_)
+        | paimon_kernel::write::FileContent::Part(_) => {
             let machine = paimon_kernel::write::put_file_machine(file, PUT_PART_BYTES)
                 .describe(context.to_string());
             host.run_once(machine).await?

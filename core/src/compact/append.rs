@@ -1104,6 +1104,8 @@ pub async fn rewrite_split<T>(
         Ok(files) => Ok(RewriteOutput { files, paths }),
         Err(e) => {
             let _ = join_all(paths.iter().map(|p| io.delete(p))).await;
+            let open = rewriter.write.open_uploads();
+            let _ = join_all(open.iter().map(|p| io.put_abort(p))).await;
             Err(e)
         }
     }
@@ -1288,14 +1290,21 @@ async fn put_all<T>(io: &Io<T>, files: Vec<FileToPut>, paths: &mut Vec<String>) 
     if files.is_empty() {
         return Ok(());
     }
-    let results = join_all(files.into_iter().map(|f| async move {
-        let path = f.path.clone();
-        (path, crate::write::file::put_file(io, f).await)
-    }))
+    // The parts of one streamed file go one after the other; files go at once.
+    let results = join_all(crate::write::file::group_by_path(files).into_iter().map(
+        |g| async move {
+            let path = g[0].path.clone();
+            let completes = crate::write::file::completes_file(&g);
+            let r = crate::write::file::put_files_in_order(io, g).await;
+            (path, completes, r)
+        },
+    ))
     .await;
     let mut first_error = None;
-    for (path, r) in results {
+    for (path, completes, r) in results {
         match r {
+            // An upload left open is completed by a later put (or aborted).
+            Ok(true) if !completes => {}
             Ok(true) => paths.push(path),
             Ok(false) => {
                 first_error.get_or_insert(Error::io(

@@ -1203,7 +1203,7 @@ impl BlobFileWriter {
     pub fn finish(self) -> Result<Vec<u8>> {
         match self.finish_content()? {
             FileContent::Bytes(b) => Ok(b.to_vec()),
-            FileContent::Streamed(_) => Err(Error::invalid(
+            FileContent::Streamed(_) | FileContent::Part(_) => Err(Error::invalid(
                 "blob file holds references: write it with write::file::put_file",
             )),
         }

@@ -50,7 +50,19 @@ impl FileToPut {
         }
     }
 
-    /// Size of the file in bytes.
+    /// Part `part` of a file streamed while it is encoded (see [`FilePart`]).
+    pub fn part(path: impl Into<String>, part: u32, bytes: impl Into<Bytes>, last: bool) -> Self {
+        FileToPut {
+            path: path.into(),
+            content: FileContent::Part(FilePart {
+                part,
+                bytes: bytes.into(),
+                last,
+            }),
+        }
+    }
+
+    /// Size of the file in bytes (of the part, for a [`FileContent::Part`]).
     pub fn len(&self) -> u64 {
         self.content.len()
     }
@@ -68,14 +80,34 @@ pub enum FileContent {
     Bytes(Bytes),
     /// A file assembled while it is written (see the module docs).
     Streamed(StreamedFile),
+    /// One part of a data file sent while it is still being encoded (see [`FilePart`]).
+    Part(FilePart),
+}
+
+/// One part of a data file that a writer sends while it encodes the rest: the host sends it
+/// as [`IoOp::PutPart`](crate::io::IoOp::PutPart) `part` of the path, and completes the file
+/// ([`IoOp::PutComplete`](crate::io::IoOp::PutComplete) after `part + 1` parts) after the
+/// `last` one. Parts of one path come in order, in the same or later takes of the writer's
+/// files, each but the last at least [`DEFAULT_PUT_PART_BYTES`] long; they must be sent one
+/// after the other. A writer only streams a file once its laid-out bytes reach a part (files
+/// smaller than that stay whole `Put`s), and a file is never visible before its last part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePart {
+    /// Part number, from 0.
+    pub part: u32,
+    /// The part's bytes.
+    pub bytes: Bytes,
+    /// True for the file's last part: complete the file after it.
+    pub last: bool,
 }
 
 impl FileContent {
-    /// Size of the file in bytes.
+    /// Size of the file in bytes (of the part, for [`FileContent::Part`]).
     pub fn len(&self) -> u64 {
         match self {
             FileContent::Bytes(b) => b.len() as u64,
             FileContent::Streamed(s) => s.size,
+            FileContent::Part(p) => p.bytes.len() as u64,
         }
     }
 
@@ -84,11 +116,11 @@ impl FileContent {
         self.len() == 0
     }
 
-    /// The bytes of a whole file, `None` for a streamed one.
+    /// The bytes of a whole file, `None` for a streamed one or a part.
     pub fn bytes(&self) -> Option<&Bytes> {
         match self {
             FileContent::Bytes(b) => Some(b),
-            FileContent::Streamed(_) => None,
+            FileContent::Streamed(_) | FileContent::Part(_) => None,
         }
     }
 }
@@ -196,6 +228,7 @@ pub async fn put_file_in_parts<T>(io: &Io<T>, file: FileToPut, part_bytes: usize
     let streamed = match content {
         FileContent::Bytes(b) => return io.put(&path, b, PutMode::CreateNew).await,
         FileContent::Streamed(s) => s,
+        FileContent::Part(p) => return put_part(io, &path, p).await,
     };
     if streamed.size <= part_bytes as u64 {
         let mut sink = Sink::Whole(Vec::with_capacity(streamed.size as usize));
@@ -226,6 +259,128 @@ pub async fn put_file_in_parts<T>(io: &Io<T>, file: FileToPut, part_bytes: usize
         let _ = io.put_abort(&path).await;
     }
     result
+}
+
+/// Send one [`FilePart`]; after the last one, complete the file (`Ok(false)`: an object
+/// exists at the path already). On a failure the upload is aborted.
+async fn put_part<T>(io: &Io<T>, path: &str, p: FilePart) -> Result<bool> {
+    let result = async {
+        io.put_part(path, p.part, p.bytes).await?;
+        if p.last {
+            io.put_complete(path, p.part + 1).await
+        } else {
+            Ok(true)
+        }
+    }
+    .await;
+    if !matches!(result, Ok(true)) {
+        let _ = io.put_abort(path).await;
+    }
+    result
+}
+
+/// Put `files` in order, one after the other, stopping at the first failure or name taken.
+/// For the files of one path ([`FilePart`]s), which must not be sent at once.
+///
+/// # Errors
+/// As [`put_file`].
+pub async fn put_files_in_order<T>(io: &Io<T>, files: Vec<FileToPut>) -> Result<bool> {
+    for f in files {
+        if !put_file(io, f).await? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `files` grouped by path, in their order: the [`FilePart`]s of one path form one group,
+/// to be sent in order, and the groups can be sent at once.
+pub fn group_by_path(files: Vec<FileToPut>) -> Vec<Vec<FileToPut>> {
+    let mut groups: Vec<Vec<FileToPut>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for f in files {
+        match index.get(&f.path) {
+            Some(&i) => groups[i].push(f),
+            None => {
+                index.insert(f.path.clone(), groups.len());
+                groups.push(vec![f]);
+            }
+        }
+    }
+    groups
+}
+
+/// True when `group` (one path's files from [`group_by_path`]) finishes the file at its
+/// path: a whole or assembled file, or a last part. A group of other parts leaves an upload
+/// open, to be completed by a later take (or aborted).
+pub fn completes_file(group: &[FileToPut]) -> bool {
+    group.last().is_some_and(|f| match &f.content {
+        FileContent::Part(p) => p.last,
+        FileContent::Bytes(_) | FileContent::Streamed(_) => true,
+    })
+}
+
+/// The streamed write of one data file while it is encoded: once the encoder's laid-out bytes
+/// reach a part, they go out as [`FilePart`]s, and the file is placed (its path fixed) then.
+/// A file that never reaches a part stays one whole `Put`, exactly as without streaming.
+#[derive(Debug, Default)]
+pub(crate) struct DataFileParts {
+    /// Path to put and `_EXTERNAL_PATH` to record, fixed by the first part.
+    placed: Option<(String, Option<String>)>,
+    /// Parts sent.
+    parts: u32,
+    /// Bytes sent in them.
+    bytes: u64,
+}
+
+impl DataFileParts {
+    /// After a write to `encoder`: its laid-out bytes as the next part when they reach
+    /// `part_bytes`, placing the file with `place` at the first part.
+    ///
+    /// # Errors
+    /// A failure flushing the encoder.
+    pub(crate) fn next_part(
+        &mut self,
+        encoder: &mut crate::write::encode::DataFileEncoder,
+        part_bytes: usize,
+        place: impl FnOnce() -> (String, Option<String>),
+    ) -> Result<Option<FileToPut>> {
+        if encoder.laid_out_bytes() < part_bytes.max(1) {
+            return Ok(None);
+        }
+        let bytes = encoder.take_laid_out()?;
+        let (path, _) = self.placed.get_or_insert_with(place);
+        let part = FileToPut::part(path.clone(), self.parts, bytes, false);
+        self.parts += 1;
+        self.bytes += part.len();
+        Ok(Some(part))
+    }
+
+    /// The path of the file once a part went out.
+    pub(crate) fn path(&self) -> Option<&str> {
+        self.placed.as_ref().map(|(p, _)| p.as_str())
+    }
+
+    /// Size of the file whose remaining bytes are `tail` (what the encoder's `finish` gave).
+    pub(crate) fn file_size(&self, tail: &[u8]) -> u64 {
+        self.bytes + tail.len() as u64
+    }
+
+    /// The file's end: `tail` as one whole `Put` when no part went out (placed with `place`
+    /// now), else as the last part. Returns it with the `_EXTERNAL_PATH` to record.
+    pub(crate) fn finish(
+        self,
+        tail: Vec<u8>,
+        place: impl FnOnce() -> (String, Option<String>),
+    ) -> (FileToPut, Option<String>) {
+        match self.placed {
+            None => {
+                let (path, external) = place();
+                (FileToPut::whole(path, tail), external)
+            }
+            Some((path, external)) => (FileToPut::part(path, self.parts, tail, true), external),
+        }
+    }
 }
 
 /// Where [`assemble`] sends the bytes of a streamed file.

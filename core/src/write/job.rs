@@ -242,23 +242,31 @@ fn flag(options: &BTreeMap<String, String>, key: &str) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
-/// Put `files` create-new in one round; returns the paths written. On a failure the files of
-/// the round that were written are deleted (best effort) and the first error returned.
+/// Put `files` create-new in one round (the [`crate::write::FilePart`]s of one path in order);
+/// returns the paths of the files completed. On a failure the files of the round that were
+/// written are deleted (best effort) and the first error returned.
 ///
 /// # Errors
 /// The first failed `Put` ([`Error::Io`] naming the path; `AlreadyExists` for a name taken).
 pub async fn put_files<T>(io: &Io<T>, files: Vec<FileToPut>) -> Result<Vec<String>> {
-    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    // The parts of one streamed file go one after the other; files go at once.
+    let groups = crate::write::file::group_by_path(files);
+    let done: Vec<(String, bool)> = groups
+        .iter()
+        .map(|g| (g[0].path.clone(), crate::write::file::completes_file(g)))
+        .collect();
     let results = join_all(
-        files
+        groups
             .into_iter()
-            .map(|f| crate::write::file::put_file(io, f)),
+            .map(|g| crate::write::file::put_files_in_order(io, g)),
     )
     .await;
     let mut written = Vec::new();
     let mut failure = None;
-    for (path, r) in paths.into_iter().zip(results) {
+    for ((path, completes), r) in done.into_iter().zip(results) {
         match r {
+            // An upload left open is completed by a later round (or aborted).
+            Ok(true) if !completes => {}
             Ok(true) => written.push(path),
             Ok(false) => {
                 failure.get_or_insert_with(|| {
@@ -275,6 +283,25 @@ pub async fn put_files<T>(io: &Io<T>, files: Vec<FileToPut>) -> Result<Vec<Strin
         Some(e) => {
             delete_all(io, &written).await;
             Err(e)
+        }
+    }
+}
+
+/// Put what `writer` has ready, driving its flush in progress to the end
+/// ([`TableWrite::continue_flush`]); `written` gets the completed files, `uploads` the
+/// streamed files still open (to abort on a failure).
+async fn put_flushed<T>(
+    io: &Io<T>,
+    writer: &mut TableWrite,
+    written: &mut Vec<String>,
+    uploads: &mut Vec<String>,
+) -> Result<()> {
+    loop {
+        let puts = put_files(io, writer.take_files());
+        *uploads = writer.open_uploads();
+        written.extend(puts.await?);
+        if !writer.continue_flush()? {
+            return Ok(());
         }
     }
 }
@@ -361,11 +388,23 @@ async fn write_batches<T: Send + 'static>(
     settings: &JobSettings,
 ) -> Result<WriteJobOutcome> {
     let mut written = Vec::new();
-    match write_job_inner(io, schema, batches, mode, settings, &mut written).await {
+    let mut uploads = Vec::new();
+    match write_job_inner(
+        io,
+        schema,
+        batches,
+        mode,
+        settings,
+        &mut written,
+        &mut uploads,
+    )
+    .await
+    {
         Ok(outcome) => Ok(outcome),
         Err(e @ Error::PartlyPublished { .. }) => Err(e),
         Err(e) => {
             delete_all(io, &written).await;
+            let _ = join_all(uploads.iter().map(|p| io.put_abort(p))).await;
             Err(e)
         }
     }
@@ -378,6 +417,7 @@ async fn write_job_inner<T: Send + 'static>(
     mode: &WriteMode,
     settings: &JobSettings,
     written: &mut Vec<String>,
+    uploads: &mut Vec<String>,
 ) -> Result<WriteJobOutcome> {
     let mut seeds = NameSource::new(settings.seed);
     let dynamic_bucket = schema.is_primary_key_table() && schema.core_options().bucket()? == -1;
@@ -449,7 +489,7 @@ async fn write_job_inner<T: Send + 'static>(
         };
         writer.write(batch)?;
         outcome.rows += batch.num_rows() as u64;
-        written.extend(put_files(io, writer.take_files()).await?);
+        put_flushed(io, &mut writer, written, uploads).await?;
     }
     let mut messages = writer.prepare_commit()?;
     written.extend(put_files(io, writer.take_files()).await?);

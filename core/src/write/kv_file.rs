@@ -28,6 +28,7 @@ use crate::spec::{
     BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats,
 };
 use crate::write::encode::DataFileEncoder;
+use crate::write::file::{DataFileParts, FileToPut};
 use crate::write::managed_blob::SidecarCollector;
 use crate::write::row::binary_row_at;
 use crate::write::stats::StatsCollector;
@@ -118,6 +119,21 @@ pub(crate) struct KvFileBuilder {
     rows: i64,
     /// Managed BLOB tables: the managed columns' positions and the file's pack references.
     refs: Option<(Vec<(usize, BlobElementKind)>, SidecarCollector)>,
+    /// Parts of the file sent while it is encoded.
+    parts: DataFileParts,
+}
+
+/// A finished key-value file: what [`KvFileBuilder::finish`] returns.
+#[derive(Debug)]
+pub(crate) struct FinishedKvFile {
+    /// Its metadata (`file_size` counts the parts sent too).
+    pub(crate) meta: DataFileMeta,
+    /// Its bytes not sent as parts yet (the whole file when none were).
+    pub(crate) tail: Vec<u8>,
+    /// The pack references of its rows (managed BLOB tables).
+    pub(crate) refs: Option<SidecarCollector>,
+    /// The parts sent, and where.
+    pub(crate) parts: DataFileParts,
 }
 
 impl KvFileBuilder {
@@ -168,6 +184,7 @@ impl KvFileBuilder {
             deletes: 0,
             rows: 0,
             refs: managed.map(|p| (p, SidecarCollector::default())),
+            parts: DataFileParts::default(),
         })
     }
 
@@ -205,14 +222,39 @@ impl KvFileBuilder {
         self.encoder.write(batch)
     }
 
+    /// After a write: the next part of the file to send while the rest is encoded, once the
+    /// encoder's laid-out bytes reach `part_bytes` (see [`DataFileParts`]); `place` gives the
+    /// path and `_EXTERNAL_PATH` at the first part.
+    ///
+    /// # Errors
+    /// A failure flushing the encoder.
+    pub(crate) fn next_part(
+        &mut self,
+        part_bytes: usize,
+        place: impl FnOnce() -> (String, Option<String>),
+    ) -> Result<Option<FileToPut>> {
+        self.parts.next_part(&mut self.encoder, part_bytes, place)
+    }
+
+    /// The file's path once a part of it went out.
+    pub(crate) fn parts_path(&self) -> Option<&str> {
+        self.parts.path()
+    }
+
+    /// True for a data file of a managed BLOB table (it gets a sidecar and stays in the
+    /// bucket directory).
+    pub(crate) fn has_refs(&self) -> bool {
+        self.refs.is_some()
+    }
+
     /// The encoder's estimate of the file's size so far, in bytes.
     pub(crate) fn estimated_size_bytes(&self) -> u64 {
         self.encoder.estimated_size_bytes()
     }
 
     /// Finish the file: its metadata (`level`, `file_source`; no extra files, no external
-    /// path: the caller places the file), its bytes, and the pack references of its rows
-    /// (managed BLOB tables).
+    /// path: the caller places the file, or finds it placed in the returned parts), its bytes
+    /// not sent as parts, and the pack references of its rows (managed BLOB tables).
     ///
     /// # Errors
     /// An encoding or statistics failure.
@@ -222,14 +264,14 @@ impl KvFileBuilder {
         file_source: FileSource,
         schema_id: i64,
         time_millis: i64,
-    ) -> Result<(DataFileMeta, Vec<u8>, Option<SidecarCollector>)> {
+    ) -> Result<FinishedKvFile> {
         let (value_stats, value_stats_cols) = self.stats.finish()?;
         let key_stats = self.stats.finish_key_stats()?;
-        let bytes = self.encoder.finish()?;
+        let tail = self.encoder.finish()?;
         let empty = self.rows == 0;
         let meta = DataFileMeta {
             file_name: self.name,
-            file_size: bytes.len() as i64,
+            file_size: self.parts.file_size(&tail) as i64,
             row_count: self.rows,
             min_key: self.min_key.unwrap_or_else(BinaryRow::empty),
             max_key: self.max_key.unwrap_or_else(BinaryRow::empty),
@@ -254,7 +296,12 @@ impl KvFileBuilder {
             write_cols: None,
             write_cols_sequences: None,
         };
-        Ok((meta, bytes, self.refs.map(|(_, r)| r)))
+        Ok(FinishedKvFile {
+            meta,
+            tail,
+            refs: self.refs.map(|(_, r)| r),
+            parts: self.parts,
+        })
     }
 }
 

@@ -29,7 +29,11 @@ pub mod table_write;
 pub mod update;
 
 pub use file::{
-    FileContent, FilePiece, StreamedFile, put_file, put_file_in_parts, put_file_machine,
+    FileContent, FilePart, FilePiece, StreamedFile, completes_file, group_by_path, put_file,
+    put_file_in_parts, put_file_machine, put_files_in_order,
 };
 pub use ids::NameSource;
 pub use table_write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
+
+#[cfg(test)]
+mod streamed_tests;

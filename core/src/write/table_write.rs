@@ -15,21 +15,31 @@
 //!    partitions [`TableWrite::partitions_to_restore`] names, given to
 //!    [`TableWrite::restore_partitions`] (see [`crate::write::restore`]).
 //! 2. [`TableWrite::write`] for each input batch; after each call, [`TableWrite::take_files`]
-//!    gives the files completed so far: `Put` each one (create-new) before going on, so memory
-//!    stays bounded.
-//! 3. [`TableWrite::prepare_commit`] flushes the rest and returns the [`CommitMessage`]s; `Put`
-//!    the files of a last [`TableWrite::take_files`], then commit the messages (or delete the
-//!    files with an abort).
+//!    gives the files completed so far and the parts of large files still being encoded
+//!    ([`crate::write::FilePart`]): `Put` each one (create-new; one path's parts in order)
+//!    before going on, then [`TableWrite::continue_flush`] and take again while it returns
+//!    `true` (a primary-key flush that the full write buffer started goes on a bucket, and a
+//!    part, at a time), so memory stays bounded.
+//! 3. Optionally [`TableWrite::flush`] and the same `take_files`/`continue_flush` loop, so
+//!    that the last flush is put a bucket at a time too; then
+//!    [`TableWrite::prepare_commit`] flushes the rest and returns the [`CommitMessage`]s;
+//!    `Put` the files of a last [`TableWrite::take_files`], then commit the messages (or, on
+//!    an abort, delete the files and abort the [`TableWrite::open_uploads`]).
 //!
 //! Postpone-bucket tables (`bucket = -2`): [`TableWrite::try_new`] writes `bucket-postpone`
 //! files ([`crate::write::postpone`]); a batch write with `postpone.batch-write-fixed-bucket`
 //! (default `true`, [`crate::write::postpone_fixed::writes_fixed_buckets`]) turns the writer
 //! into a fixed-bucket one with [`TableWrite::into_postpone_fixed_bucket`] before step 2.
 //!
-//! Memory: append writers hold what their encoders buffer (a row group); primary-key writers
-//! hold their write buffer, flushed into level-0 sorted runs of every bucket when the buffered
-//! bytes of all buckets exceed `write-buffer-size`. A fixed-bucket postpone write also holds
-//! the rows of partitions whose bucket count is not known until `prepare_commit`.
+//! Memory: append writers hold what their encoders buffer (a row group, a stripe or a block)
+//! and less than a part ([`TableWrite::with_put_part_bytes`], 8 MiB) of the file laid out
+//! before it; primary-key writers hold their write buffer, flushed into level-0 sorted runs of
+//! every bucket when the buffered bytes of all buckets exceed `write-buffer-size`. A flush
+//! driven by [`TableWrite::continue_flush`] holds one bucket's sorted positions, a chunk of
+//! rows, the open files' encoders and about a part of output at a time; one run by `write`,
+//! `flush` or `prepare_commit` alone holds every file it writes until the host takes them. A
+//! fixed-bucket postpone write also holds the rows of partitions whose bucket count is not
+//! known until `prepare_commit`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -37,7 +47,6 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, Int8Array, Int64Array, RecordBatch, UInt32Array};
 use arrow_schema::{DataType as ArrowType, Field, SchemaRef};
-use bytes::Bytes;
 
 use crate::commit::{CommitMessage, DataIncrement};
 use crate::error::{Error, Result};
@@ -57,9 +66,12 @@ use crate::write::cross_partition::CrossPartitionIndex;
 use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, HashIndexRestore};
 use crate::write::encode::DataFileEncoder;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
+use crate::write::file::{DEFAULT_PUT_PART_BYTES, DataFileParts};
 use crate::write::ids::NameSource;
 use crate::write::inline_blob::InlineBlobColumns;
-use crate::write::kv_file::{ChangelogNames, KvFileBuilder, KvFileSpec, changelog_prefix};
+use crate::write::kv_file::{
+    ChangelogNames, FinishedKvFile, KvFileBuilder, KvFileSpec, changelog_prefix,
+};
 use crate::write::managed_blob::{ManagedBlobColumns, PackTarget, PackWriters};
 use crate::write::postpone::{POSTPONE_BUCKET, PostponeWrite};
 use crate::write::postpone_fixed::{PartitionStats, PostponeBucketPlanner};
@@ -216,6 +228,44 @@ pub struct TableWrite {
     /// Postpone-bucket tables written into real buckets: the bucket counts and the rows
     /// waiting for theirs.
     postpone_fixed: Option<PostponeFixed>,
+    /// Part size of data files streamed while they are encoded, in bytes
+    /// ([`TableWrite::with_put_part_bytes`]).
+    part_bytes: usize,
+    /// The flush of the write buffers in progress ([`TableWrite::continue_flush`]).
+    flush: Option<Flush>,
+}
+
+/// A flush of the write buffers in progress: the buckets still to flush, and the one being
+/// flushed.
+struct Flush {
+    keys: std::collections::VecDeque<(Vec<u8>, i32)>,
+    bucket: Option<BucketFlush>,
+}
+
+impl std::fmt::Debug for Flush {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flush")
+            .field("buckets_left", &self.keys.len())
+            .field(
+                "bucket",
+                &self
+                    .bucket
+                    .as_ref()
+                    .map(|b| (&b.key, b.next, b.chunks.len())),
+            )
+            .finish()
+    }
+}
+
+/// The flush of one primary-key bucket's buffer in progress: its sorted rows, their chunks
+/// and the next one, and the open level-0 data and changelog files.
+struct BucketFlush {
+    key: (Vec<u8>, i32),
+    sorted: SortedBuffer,
+    chunks: Vec<(usize, usize)>,
+    next: usize,
+    data: RollingKv,
+    log: Option<RollingKv>,
 }
 
 /// State of a postpone-bucket table's batch write into real buckets.
@@ -281,6 +331,8 @@ struct OpenFile {
     max_sequence: i64,
     /// The `.blob` files of this file's rows (tables with BLOB columns).
     blobs: Option<BlobFiles>,
+    /// Parts of the file sent while it is encoded.
+    parts: DataFileParts,
 }
 
 impl TableWrite {
@@ -515,6 +567,8 @@ impl TableWrite {
             sequence_per_file: data_evolution,
             schema,
             postpone_fixed: None,
+            part_bytes: DEFAULT_PUT_PART_BYTES,
+            flush: None,
         })
     }
 
@@ -830,6 +884,8 @@ impl TableWrite {
             return Ok(());
         }
         let (columns, kinds) = self.conform(batch)?;
+        // A flush the host did not drive to its end ends now, before new rows are buffered.
+        self.finish_flush()?;
         let (columns, kinds, groups) = if self.cross.is_some() {
             self.place_cross_partition(&columns, kinds.as_ref())?
         } else if self.mode == Mode::KeyValuePostponeFixed {
@@ -841,14 +897,117 @@ impl TableWrite {
         };
         self.write_groups(groups, &columns, kinds.as_ref())?;
         if self.kv.is_some() && self.buffered_bytes > self.write_buffer_size {
-            self.flush_all()?;
+            self.start_flush();
+            self.continue_flush()?;
         }
         Ok(())
     }
 
-    /// Files completed so far, to be written by the host now (create-new).
+    /// Files completed so far, and parts of files being encoded ([`FileContent::Part`],
+    /// one path's parts in order), to be written by the host now (create-new).
+    ///
+    /// [`FileContent::Part`]: crate::write::file::FileContent::Part
     pub fn take_files(&mut self) -> Vec<FileToPut> {
         std::mem::take(&mut self.done)
+    }
+
+    /// Stream data files of at least `bytes` bytes of laid-out content in parts of about that
+    /// size while they are encoded (default [`DEFAULT_PUT_PART_BYTES`], 8 MiB): their parts
+    /// come out of [`TableWrite::take_files`] as [`FileContent::Part`]s. The bytes of every
+    /// file are the same whatever the part size. Hosts on S3 need at least
+    /// [`crate::io::MIN_PUT_PART_BYTES`]; `usize::MAX` turns streaming off. A part holds
+    /// whole row groups (Parquet), stripes (ORC) or blocks (Avro), so it can be larger.
+    ///
+    /// [`FileContent::Part`]: crate::write::file::FileContent::Part
+    pub fn with_put_part_bytes(mut self, bytes: usize) -> Self {
+        self.part_bytes = bytes.max(1);
+        self
+    }
+
+    /// Start flushing every write buffer and open file now, to be driven by
+    /// [`TableWrite::continue_flush`] so that the host puts each bucket's files before the
+    /// next bucket is flushed. Rows waiting for a bucket count (postpone tables written into
+    /// real buckets) are placed first. [`TableWrite::prepare_commit`] then has nothing left
+    /// to flush. A flush in progress is finished first.
+    ///
+    /// # Errors
+    /// Encoding errors of the flush in progress, or of placing waiting rows.
+    pub fn flush(&mut self) -> Result<()> {
+        self.plan_pending_buckets()?;
+        self.finish_flush()?;
+        self.start_flush();
+        Ok(())
+    }
+
+    /// Go on with the flush in progress (started by [`TableWrite::flush`], or by
+    /// [`TableWrite::write`] when the write buffer is full) until the files and parts waiting
+    /// in [`TableWrite::take_files`] reach a part ([`TableWrite::with_put_part_bytes`]) or
+    /// the flush ends. Returns `false` when no flush was in progress: the driving loop is
+    ///
+    /// ```text
+    /// writer.write(batch)?;            // or writer.flush()?
+    /// loop {
+    ///     put(writer.take_files());
+    ///     if !writer.continue_flush()? { break; }
+    /// }
+    /// ```
+    ///
+    /// A host that never calls it loses nothing: the next `write`, `flush` or
+    /// `prepare_commit` finishes the flush first (holding all of its files until then).
+    ///
+    /// # Errors
+    /// Encoding errors (naming the file); the writer is unusable afterwards.
+    pub fn continue_flush(&mut self) -> Result<bool> {
+        let Some(mut flush) = self.flush.take() else {
+            return Ok(false);
+        };
+        loop {
+            if let Some(mut bucket) = flush.bucket.take() {
+                if self.flush_kv_step(&mut bucket)? {
+                    flush.bucket = Some(bucket);
+                } else {
+                    self.finish_kv_flush(bucket)?;
+                }
+            } else if let Some(key) = flush.keys.pop_front() {
+                if self.kv.is_some() {
+                    flush.bucket = self.start_kv_flush(&key)?;
+                } else {
+                    self.close_append(&key)?;
+                }
+            } else {
+                return Ok(true);
+            }
+            let waiting: u64 = self.done.iter().map(FileToPut::len).sum();
+            if waiting >= self.part_bytes as u64 {
+                self.flush = Some(flush);
+                return Ok(true);
+            }
+        }
+    }
+
+    /// True while a flush is in progress (see [`TableWrite::continue_flush`]).
+    pub fn flush_in_progress(&self) -> bool {
+        self.flush.is_some()
+    }
+
+    /// Paths of files whose first parts were handed out and whose last part was not: the
+    /// uploads a host must abort ([`IoOp::PutAbort`](crate::io::IoOp::PutAbort)) when it
+    /// gives up the write.
+    pub fn open_uploads(&self) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        for w in self.writers.values() {
+            if let Some(path) = w.open.as_ref().and_then(|o| o.parts.path()) {
+                out.insert(path.to_owned());
+            }
+        }
+        if let Some(b) = self.flush.as_ref().and_then(|f| f.bucket.as_ref()) {
+            for rolling in std::iter::once(&b.data).chain(&b.log) {
+                if let Some(path) = rolling.open.as_ref().and_then(|f| f.parts_path()) {
+                    out.insert(path.to_owned());
+                }
+            }
+        }
+        out.into_iter().collect()
     }
 
     /// Flush every writer and return one commit message per (partition, bucket) that wrote
@@ -1328,6 +1487,7 @@ impl TableWrite {
         let time_millis = self.time_millis;
         let schema_id = self.schema.id;
         let sequence_per_file = self.sequence_per_file;
+        let part_bytes = self.part_bytes;
         let blob = self.blob.clone();
         // Tables with BLOB columns: the normal file holds the other columns.
         let (fields, file_arrow, file_columns) = match &blob {
@@ -1358,6 +1518,7 @@ impl TableWrite {
                 min_sequence: first,
                 max_sequence: first - 1,
                 blobs: blob.as_ref().map(BlobLayout::new_files),
+                parts: DataFileParts::default(),
             });
         }
         let Some(open) = w.open.as_mut() else {
@@ -1365,6 +1526,10 @@ impl TableWrite {
         };
         open.encoder.write(&batch)?;
         open.stats.update(batch.columns())?;
+        let placer = &mut w.placer;
+        let part = open
+            .parts
+            .next_part(&mut open.encoder, part_bytes, || placer.place(&open.name))?;
         if let (Some(layout), Some(files)) = (&blob, open.blobs.as_mut()) {
             let (prefix, counter) = (&w.name_prefix, &mut w.files_named);
             let mut next_name = || {
@@ -1376,49 +1541,74 @@ impl TableWrite {
         }
         open.max_sequence += rows as i64;
         w.next_sequence += rows as i64;
-        if open.encoder.estimated_size_bytes() >= target {
-            let files = close_append_file(w, blob.as_ref(), schema_id, time_millis)?;
-            self.done.extend(files);
-        }
+        let files = if open.encoder.estimated_size_bytes() >= target {
+            close_append_file(w, blob.as_ref(), schema_id, time_millis)?
+        } else {
+            Vec::new()
+        };
+        self.done.extend(part);
+        self.done.extend(files);
         Ok(())
     }
 
+    /// Flush everything now: a flush in progress, then every buffer and open file.
     fn flush_all(&mut self) -> Result<()> {
-        let keys: Vec<(Vec<u8>, i32)> = self.writers.keys().cloned().collect();
-        for key in keys {
-            if self.kv.is_some() {
-                self.flush_kv(&key)?;
-            } else {
-                let schema_id = self.schema.id;
-                let time_millis = self.time_millis;
-                if let Some(w) = self.writers.get_mut(&key)
-                    && w.open.is_some()
-                {
-                    let f = close_append_file(w, self.blob.as_ref(), schema_id, time_millis)?;
-                    self.done.extend(f);
-                }
-            }
+        self.finish_flush()?;
+        self.start_flush();
+        self.finish_flush()
+    }
+
+    /// Start a flush of every bucket writer (no work done yet).
+    fn start_flush(&mut self) {
+        if self.flush.is_some() {
+            return;
         }
+        self.flush = Some(Flush {
+            keys: self.writers.keys().cloned().collect(),
+            bucket: None,
+        });
         self.buffered_bytes = 0;
+    }
+
+    /// Drive the flush in progress, if any, to its end.
+    fn finish_flush(&mut self) -> Result<()> {
+        while self.flush.is_some() {
+            self.continue_flush()?;
+        }
         Ok(())
     }
 
-    /// Sort a bucket's buffer by key and sequence, merge each key's records with the merge
-    /// engine, and write the result as level-0 files rolling at `target-file-size`.
+    /// Close the open file of append bucket `key`, if any.
+    fn close_append(&mut self, key: &(Vec<u8>, i32)) -> Result<()> {
+        let schema_id = self.schema.id;
+        let time_millis = self.time_millis;
+        if let Some(w) = self.writers.get_mut(key)
+            && w.open.is_some()
+        {
+            let f = close_append_file(w, self.blob.as_ref(), schema_id, time_millis)?;
+            self.done.extend(f);
+        }
+        Ok(())
+    }
+
+    /// Start the flush of a bucket's buffer: sort it by key and sequence; the steps
+    /// ([`Self::flush_kv_step`]) merge each key's records with the merge engine and write the
+    /// result as level-0 files rolling at `target-file-size`. Postpone-bucket files (not
+    /// sorted) are written here at once. `None` when nothing is left to do.
     ///
     /// The buffer is never copied whole: the sort orders (batch, row) positions, and the
     /// output is gathered, merged and encoded in chunks of about [`FLUSH_CHUNK_ROWS`] input
     /// rows, so a flush holds the buffer, its sort keys and positions (about 33 bytes per
     /// row for a BIGINT key), one chunk, and the open files' encoders.
-    fn flush_kv(&mut self, key: &(Vec<u8>, i32)) -> Result<()> {
+    fn start_kv_flush(&mut self, key: &(Vec<u8>, i32)) -> Result<Option<BucketFlush>> {
         let Some(kv) = self.kv.clone() else {
-            return Ok(());
+            return Ok(None);
         };
         let Some(w) = self.writers.get_mut(key) else {
-            return Ok(());
+            return Ok(None);
         };
         if w.buffer.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let batches = std::mem::take(&mut w.buffer);
         if let Some(p) = &self.postpone {
@@ -1430,15 +1620,16 @@ impl TableWrite {
             for batch in &kv.postpone_records(batches)? {
                 self.write_kv_chunk(key, &mut rolling, batch)?;
             }
-            return self.close_kv_file(key, &mut rolling);
+            self.close_kv_file(key, &mut rolling)?;
+            return Ok(None);
         }
         let sorted = kv.sort_buffer(batches)?;
         let data_spec = KvFileSpec {
             format: self.format.clone(),
             compression: self.options.file_compression().to_owned(),
         };
-        let mut data = RollingKv::new(data_spec, false, self.options.clone());
-        let mut log = match kv.changelog_input {
+        let data = RollingKv::new(data_spec, false, self.options.clone());
+        let log = match kv.changelog_input {
             true => Some(RollingKv::new(
                 KvFileSpec::changelog(&self.options)?,
                 true,
@@ -1446,26 +1637,56 @@ impl TableWrite {
             )),
             false => None,
         };
-        for (first, last) in sorted.chunks(FLUSH_CHUNK_ROWS) {
-            // Java opens the changelog file first (it sees the first record before the
-            // merge emits anything), so a changelog file takes the lower counter value.
-            let rows = match &mut log {
-                Some(log) => {
-                    let (s, e) = (sorted.groups[first].0, sorted.groups[last - 1].1);
-                    let rows = sorted.gather(&kv.file_schema, &sorted.order[s..e])?;
-                    self.write_kv_chunk(key, log, &rows)?;
-                    Some(rows)
-                }
-                None => None,
-            };
-            let merged = kv.merge_chunk(&sorted, first..last, rows.as_ref())?;
-            self.write_kv_chunk(key, &mut data, &merged)?;
-        }
+        let chunks = sorted.chunks(FLUSH_CHUNK_ROWS);
+        Ok(Some(BucketFlush {
+            key: key.clone(),
+            sorted,
+            chunks,
+            next: 0,
+            data,
+            log,
+        }))
+    }
+
+    /// Write the next chunk of a bucket's flush; `false` when no chunk was left.
+    fn flush_kv_step(&mut self, b: &mut BucketFlush) -> Result<bool> {
+        let Some(kv) = self.kv.clone() else {
+            return Ok(false);
+        };
+        let Some(&(first, last)) = b.chunks.get(b.next) else {
+            return Ok(false);
+        };
+        b.next += 1;
+        // Java opens the changelog file first (it sees the first record before the merge
+        // emits anything), so a changelog file takes the lower counter value.
+        let rows = match &mut b.log {
+            Some(log) => {
+                let (s, e) = (b.sorted.groups[first].0, b.sorted.groups[last - 1].1);
+                let rows = b.sorted.gather(&kv.file_schema, &b.sorted.order[s..e])?;
+                self.write_kv_chunk(&b.key, log, &rows)?;
+                Some(rows)
+            }
+            None => None,
+        };
+        let merged = kv.merge_chunk(&b.sorted, first..last, rows.as_ref())?;
+        self.write_kv_chunk(&b.key, &mut b.data, &merged)?;
+        Ok(true)
+    }
+
+    /// Close a bucket flush's open files (the changelog file first).
+    fn finish_kv_flush(&mut self, b: BucketFlush) -> Result<()> {
+        let BucketFlush {
+            key,
+            sorted,
+            mut data,
+            mut log,
+            ..
+        } = b;
         drop(sorted);
         if let Some(log) = &mut log {
-            self.close_kv_file(key, log)?;
+            self.close_kv_file(&key, log)?;
         }
-        self.close_kv_file(key, &mut data)
+        self.close_kv_file(&key, &mut data)
     }
 
     /// Write a sorted chunk of bucket `key` to `rolling`'s open level-0 file (a data or a
@@ -1548,6 +1769,17 @@ impl TableWrite {
             }
         };
         file.write(batch)?;
+        let name = file.name.clone();
+        let managed = file.has_refs();
+        let part = file.next_part(self.part_bytes, || {
+            if managed {
+                // A file with a sidecar stays next to it, in the bucket directory.
+                (format!("{}/{name}", w.bucket_dir), None)
+            } else {
+                w.placer.place(&name)
+            }
+        })?;
+        self.done.extend(part);
         if check && file.estimated_size_bytes() >= self.target_file_size {
             self.close_kv_file(key, rolling)?;
         }
@@ -1565,20 +1797,24 @@ impl TableWrite {
         let Some(w) = self.writers.get_mut(key) else {
             return Ok(());
         };
-        let (mut meta, bytes, refs) =
-            file.finish(0, FileSource::Append, self.schema.id, self.time_millis)?;
+        let FinishedKvFile {
+            mut meta,
+            tail,
+            refs,
+            parts,
+        } = file.finish(0, FileSource::Append, self.schema.id, self.time_millis)?;
         if let Some(refs) = refs {
             let (sidecar, name) = refs.finish(&w.bucket_dir, &meta.file_name)?;
             meta.extra_files.push(name);
-            self.done.push(FileToPut::whole(
-                format!("{}/{}", w.bucket_dir, meta.file_name),
-                Bytes::from(bytes),
-            ));
+            let (put, _) = parts.finish(tail, || {
+                (format!("{}/{}", w.bucket_dir, meta.file_name), None)
+            });
+            self.done.push(put);
             self.done.push(sidecar);
         } else {
-            let (path, external) = w.placer.place(&meta.file_name);
+            let (put, external) = parts.finish(tail, || w.placer.place(&meta.file_name));
             meta.external_path = external;
-            self.done.push(FileToPut::whole(path, Bytes::from(bytes)));
+            self.done.push(put);
         }
         if changelog {
             w.changelog_files.push(meta);
@@ -1725,11 +1961,12 @@ fn close_append_file(
     };
     let row_count = open.encoder.row_count() as i64;
     let (value_stats, value_stats_cols) = open.stats.finish()?;
-    let bytes = open.encoder.finish()?;
-    let (path, external_path) = w.placer.place(&open.name);
+    let tail = open.encoder.finish()?;
+    let file_size = open.parts.file_size(&tail) as i64;
+    let (put, external_path) = open.parts.finish(tail, || w.placer.place(&open.name));
     let meta = DataFileMeta {
         file_name: open.name.clone(),
-        file_size: bytes.len() as i64,
+        file_size,
         row_count,
         min_key: BinaryRow::empty(),
         max_key: BinaryRow::empty(),
@@ -1751,7 +1988,7 @@ fn close_append_file(
         write_cols: blob.map(|b| b.normal_names.clone()),
         write_cols_sequences: None,
     };
-    let mut out = vec![FileToPut::whole(path, bytes)];
+    let mut out = vec![put];
     w.new_files.push(meta);
     if let (Some(layout), Some(files)) = (blob, open.blobs) {
         for f in files.finish(layout, row_count, schema_id, time_millis)? {

@@ -36,6 +36,7 @@ mod restore;
 mod retract;
 mod scan;
 mod scenarios;
+mod streamed_write;
 mod table;
 mod write;
 

@@ -27,7 +27,7 @@
 //! than plain deduplicate are rewritten below the max level; a level-0 file moved up is read
 //! for its changelog) and `FullChangelogMergeTreeCompactRewriter`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -35,7 +35,6 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::SchemaRef;
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
 
 use super::levels::decode_key;
@@ -43,7 +42,7 @@ use super::planner::PkCompactTask;
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
 use crate::format::deletion_vector::{DeletionVector, decode_deletion_vector_index};
-use crate::io::{Io, Machine, PutMode};
+use crate::io::{Io, Machine};
 use crate::merge::{ChangelogMode, MergeConfig, MergeReader, RunSource};
 use crate::read::{FileColumn, FileRead, FileReadSpec, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::scan::planner::{DeletionFile, INDEX_DIR};
@@ -54,8 +53,9 @@ use crate::spec::{
 };
 use crate::write::deletion_vectors::put_dv_index_file;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
+use crate::write::file::DEFAULT_PUT_PART_BYTES;
 use crate::write::ids::NameSource;
-use crate::write::kv_file::{KvFileBuilder, KvFileSpec, changelog_prefix};
+use crate::write::kv_file::{FinishedKvFile, KvFileBuilder, KvFileSpec, changelog_prefix};
 use crate::write::table_write::{
     KEY_FIELD_ID_START, SEQUENCE_NUMBER_FIELD_ID, VALUE_KIND_FIELD_ID,
 };
@@ -144,6 +144,9 @@ pub async fn run_compact_task<T: Send + 'static>(
                 // Best effort: the error at hand is the one to report.
                 let _ = io.delete(path).await;
             }
+            for path in &run.uploading {
+                let _ = io.put_abort(path).await;
+            }
             Err(e)
         }
     }
@@ -182,6 +185,8 @@ struct TaskRun<'a> {
     before: Vec<DataFileMeta>,
     after: Vec<DataFileMeta>,
     written: Vec<String>,
+    /// Outputs whose streamed `Put` is open (parts sent, not completed).
+    uploading: BTreeSet<String>,
     stats: PkCompactStats,
     /// Deletion-vector tables: the bucket's vectors, loaded when the task starts.
     vectors: Option<BucketVectors>,
@@ -333,6 +338,7 @@ impl<'a> TaskRun<'a> {
             before: Vec::new(),
             after: Vec::new(),
             written: Vec::new(),
+            uploading: BTreeSet::new(),
             stats: PkCompactStats::default(),
             vectors: None,
             index_uuid,
@@ -703,6 +709,7 @@ impl<'a> TaskRun<'a> {
                     }
                     if let Some(w) = writer.as_mut() {
                         w.write(&data)?;
+                        self.send_part(io, w).await?;
                         if w.estimated_size_bytes() >= self.task.target_file_size as u64
                             && let Some(w) = writer.take()
                         {
@@ -836,6 +843,7 @@ impl<'a> TaskRun<'a> {
         }
         if let Some(w) = writer.as_mut() {
             w.write(&log)?;
+            self.send_part(io, w).await?;
             if w.estimated_size_bytes() >= self.task.target_file_size as u64
                 && let Some(w) = writer.take()
             {
@@ -889,6 +897,32 @@ impl<'a> TaskRun<'a> {
         )
     }
 
+    /// After a write to `w`: send its laid-out bytes as the next part of its streamed `Put`
+    /// once they reach a part ([`crate::write::file::DataFileParts`]).
+    async fn send_part<T: Send + 'static>(
+        &mut self,
+        io: &Io<T>,
+        w: &mut KvFileBuilder,
+    ) -> Result<()> {
+        let name = w.name.clone();
+        let managed = w.has_refs();
+        let bucket_path = &self.task.bucket_path;
+        let placer = &mut self.placer;
+        let part = w.next_part(DEFAULT_PUT_PART_BYTES, || {
+            if managed {
+                (format!("{bucket_path}/{name}"), None)
+            } else {
+                placer.place(&name)
+            }
+        })?;
+        if let Some(part) = part {
+            self.uploading.insert(part.path.clone());
+            // A part is never refused (only the completion can find the name taken).
+            crate::write::file::put_file(io, part).await?;
+        }
+        Ok(())
+    }
+
     /// Finish `w` and `Put` it (and its sidecar); record it as an output or (`changelog`) a
     /// changelog file.
     async fn close_output<T: Send + 'static>(
@@ -903,7 +937,12 @@ impl<'a> TaskRun<'a> {
         } else {
             FileSource::Compact
         };
-        let (mut meta, bytes, refs) = w.finish(
+        let FinishedKvFile {
+            mut meta,
+            tail,
+            refs,
+            parts,
+        } = w.finish(
             self.task.unit.output_level,
             source,
             self.ctx.schema.id,
@@ -921,18 +960,21 @@ impl<'a> TaskRun<'a> {
             self.written.push(path);
             meta.extra_files.push(name);
         }
-        let path = if meta.extra_files.is_empty() {
-            let (path, external_path) = self.placer.place(&meta.file_name);
-            meta.external_path = external_path;
-            path
-        } else {
-            // A file with a sidecar stays next to it, in the bucket directory.
-            format!("{}/{}", self.task.bucket_path, meta.file_name)
-        };
-        if !io
-            .put(&path, Bytes::from(bytes), PutMode::CreateNew)
-            .await?
-        {
+        let managed = !meta.extra_files.is_empty();
+        let bucket_path = &self.task.bucket_path;
+        let placer = &mut self.placer;
+        let (put, external_path) = parts.finish(tail, || {
+            if managed {
+                // A file with a sidecar stays next to it, in the bucket directory.
+                (format!("{bucket_path}/{}", meta.file_name), None)
+            } else {
+                placer.place(&meta.file_name)
+            }
+        });
+        meta.external_path = external_path;
+        let path = put.path.clone();
+        self.uploading.remove(&path);
+        if !crate::write::file::put_file(io, put).await? {
             return Err(Error::invalid(format!(
                 "compaction output {path} already exists (file name collision)"
             )));

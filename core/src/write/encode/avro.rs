@@ -155,6 +155,10 @@ pub(crate) struct AvroEncoder {
     /// Header and finished blocks (the header is written with the first block or at the end,
     /// so that the sync marker can still be set after construction).
     out: Vec<u8>,
+    /// Bytes of `out` already handed out by [`AvroEncoder::take_laid_out`].
+    taken: u64,
+    /// True once the header is written.
+    header_written: bool,
     block: Vec<u8>,
     block_rows: u64,
     /// Uncompressed and compressed bytes of the finished blocks (to estimate the open one).
@@ -184,6 +188,8 @@ impl AvroEncoder {
             codec: codec_of(compression, options)?,
             sync_marker,
             out: Vec::new(),
+            taken: 0,
+            header_written: false,
             block: Vec::with_capacity(SYNC_INTERVAL_BYTES + 1024),
             block_rows: 0,
             raw_block_bytes: 0,
@@ -193,7 +199,7 @@ impl AvroEncoder {
 
     /// Takes effect only before the header is written (no block flushed yet).
     pub(crate) fn set_sync_marker(&mut self, marker: [u8; 16]) {
-        if self.out.is_empty() {
+        if !self.header_written {
             self.sync_marker = marker;
         }
     }
@@ -218,9 +224,10 @@ impl AvroEncoder {
     }
 
     fn write_header(&mut self) {
-        if !self.out.is_empty() {
+        if self.header_written {
             return;
         }
+        self.header_written = true;
         self.out.extend_from_slice(MAGIC);
         // Metadata map: one block of two entries, then the end of the map.
         put_long(&mut self.out, 2);
@@ -253,7 +260,7 @@ impl AvroEncoder {
 
     /// Finished bytes, plus the open block scaled by the compression ratio seen so far.
     pub(crate) fn estimated_size_bytes(&self) -> u64 {
-        let header = if self.out.is_empty() {
+        let header = if !self.header_written {
             self.schema_json.len() as u64 + 64
         } else {
             0
@@ -263,9 +270,22 @@ impl AvroEncoder {
             0 => open,
             raw => open * self.compressed_block_bytes / raw,
         };
-        self.out.len() as u64 + header + open
+        self.taken + self.out.len() as u64 + header + open
     }
 
+    /// Bytes laid out (header and finished blocks) and not yet taken.
+    pub(crate) fn laid_out_bytes(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Take the bytes laid out since the last take: the file continues after them.
+    pub(crate) fn take_laid_out(&mut self) -> Vec<u8> {
+        let out = std::mem::take(&mut self.out);
+        self.taken += out.len() as u64;
+        out
+    }
+
+    /// The bytes of the file not yet taken.
     pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
         self.flush_block()?;
         Ok(self.out)

@@ -13,7 +13,8 @@
 //! pages; `file.block-size`, else `parquet.block.size`, default 128 MiB), ORC the rows of one
 //! stripe (Arrow slices of the written batches up to `file.block-size`, else `orc.stripe.size`,
 //! default 64 MiB of raw size), Avro one block (64000 bytes); the finished part of the file is
-//! held too, since the result is one `Vec<u8>`.
+//! held too until the caller takes it ([`DataFileEncoder::take_laid_out`], for a streamed
+//! `Put`).
 //!
 //! # Type mapping
 //!
@@ -210,7 +211,34 @@ impl DataFileEncoder {
         self.row_count
     }
 
-    /// Flush what is buffered and return the whole file.
+    /// Bytes of the file laid out for good (Parquet's magic and closed row groups, ORC's
+    /// magic and finished stripes, Avro's header and finished blocks) and not yet taken with
+    /// [`Self::take_laid_out`].
+    pub fn laid_out_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::Parquet(p) => p.laid_out_bytes(),
+            Inner::Orc(o) => o.laid_out_bytes(),
+            Inner::Avro(a) => a.laid_out_bytes(),
+        }
+    }
+
+    /// Take the bytes counted by [`Self::laid_out_bytes`], so that a caller can send the start
+    /// of a large file (a streamed, multipart `Put`) while the rest is encoded. The file is
+    /// every take, in order, followed by what [`Self::finish`] returns; the bytes are the same
+    /// as those of a file never taken from.
+    ///
+    /// # Errors
+    /// An internal failure flushing the Parquet writer's buffer.
+    pub fn take_laid_out(&mut self) -> Result<Vec<u8>> {
+        match &mut self.inner {
+            Inner::Parquet(p) => p.take_laid_out(),
+            Inner::Orc(o) => Ok(o.take_laid_out()),
+            Inner::Avro(a) => Ok(a.take_laid_out()),
+        }
+    }
+
+    /// Flush what is buffered and return the file's bytes not yet taken with
+    /// [`Self::take_laid_out`] (the whole file when nothing was taken).
     ///
     /// # Errors
     /// An encoding failure of the underlying writer (for ORC also of the rows of the last

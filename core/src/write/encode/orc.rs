@@ -129,6 +129,8 @@ pub(crate) struct OrcEncoder {
     buffered_bytes: usize,
     /// `ORC` and the finished stripes.
     body: Vec<u8>,
+    /// Bytes of the body already handed out by [`OrcEncoder::take_laid_out`].
+    taken: u64,
     /// `StripeInformation` of each finished stripe, with its offset in `body`.
     stripes: Vec<Vec<u8>>,
     rows: u64,
@@ -239,6 +241,7 @@ impl OrcEncoder {
             open: Vec::new(),
             buffered_bytes: 0,
             body: b"ORC".to_vec(),
+            taken: 0,
             stripes: Vec::new(),
             rows: 0,
             template: None,
@@ -305,7 +308,7 @@ impl OrcEncoder {
                 .ok_or_else(|| tail_error("stripe outside the file"))?;
             let mut moved = Vec::with_capacity(info.len() + 4);
             put_tag(&mut moved, 1, 0);
-            put_varint(&mut moved, self.body.len() as u64);
+            put_varint(&mut moved, self.taken + self.body.len() as u64);
             for i in fields_of(info)? {
                 if i.number != 1 {
                     moved.extend_from_slice(i.raw);
@@ -327,7 +330,19 @@ impl OrcEncoder {
     /// Java `OrcBulkWriter.length`: file length plus a fifth of the buffered size (here the
     /// raw size of the buffered rows).
     pub(crate) fn estimated_size_bytes(&self) -> u64 {
-        (self.body.len() + self.buffered_bytes.div_ceil(5)) as u64
+        self.taken + (self.body.len() + self.buffered_bytes.div_ceil(5)) as u64
+    }
+
+    /// Bytes laid out (`ORC` and finished stripes) and not yet taken.
+    pub(crate) fn laid_out_bytes(&self) -> usize {
+        self.body.len()
+    }
+
+    /// Take the bytes laid out since the last take: the file continues after them.
+    pub(crate) fn take_laid_out(&mut self) -> Vec<u8> {
+        let out = std::mem::take(&mut self.body);
+        self.taken += out.len() as u64;
+        out
     }
 
     pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
@@ -345,7 +360,7 @@ impl OrcEncoder {
             &template.footer,
             &self.types,
             &self.stripes,
-            self.body.len() as u64,
+            self.taken + self.body.len() as u64,
             self.rows,
         )?;
         let framed = if template.compressed {

@@ -147,6 +147,8 @@ pub(crate) struct ParquetEncoder {
     leaves: Vec<LeafPlan>,
     in_progress: Option<RowGroup>,
     max_row_group_bytes: usize,
+    /// Bytes already handed out by [`ParquetEncoder::take_laid_out`].
+    taken: usize,
 }
 
 #[derive(Debug)]
@@ -224,6 +226,7 @@ impl ParquetEncoder {
             leaves,
             in_progress: None,
             max_row_group_bytes,
+            taken: 0,
         })
     }
 
@@ -410,6 +413,23 @@ impl ParquetEncoder {
         (self.writer.bytes_written() + buffered) as u64
     }
 
+    /// Bytes laid out (magic and closed row groups) and not yet taken.
+    pub(crate) fn laid_out_bytes(&self) -> usize {
+        self.writer.bytes_written() - self.taken
+    }
+
+    /// Take the bytes laid out since the last take: the file continues after them. The
+    /// writer keeps counting offsets over every byte written, taken or not.
+    pub(crate) fn take_laid_out(&mut self) -> Result<Vec<u8>> {
+        self.writer
+            .flush()
+            .map_err(|e| encode_error("parquet", e))?;
+        let out = std::mem::take(self.writer.inner_mut());
+        self.taken += out.len();
+        Ok(out)
+    }
+
+    /// The bytes of the file not yet taken.
     pub(crate) fn finish(mut self) -> Result<Vec<u8>> {
         self.flush_row_group()?;
         self.writer

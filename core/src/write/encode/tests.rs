@@ -1627,3 +1627,51 @@ fn orc_varints_of_large_zigzagged_integers_are_unsigned() {
         );
     }
 }
+
+/// Bytes taken while a file is encoded, followed by what `finish` returns, are the file that
+/// an encoder never taken from gives: for every format, with row groups, stripes and blocks
+/// closing between takes.
+#[test]
+fn bytes_taken_while_encoding_are_the_file_without_takes() {
+    let cases = [
+        (
+            "parquet",
+            opts(&[("parquet.block.size", "64kb"), ("parquet.page.size", "8kb")]),
+        ),
+        ("orc", opts(&[("orc.stripe.size", "64kb")])),
+        ("avro", CoreOptions::default()),
+    ];
+    let case = many_rows_case(12, 5000);
+    for (format, options) in cases {
+        let whole = case.encode(format, &options);
+        let mut encoder = DataFileEncoder::try_new(&case.fields, format, &options).unwrap();
+        let mut taken = Vec::new();
+        let mut takes = 0;
+        for b in &case.batches {
+            encoder.write(b).unwrap();
+            let laid_out = encoder.laid_out_bytes();
+            let estimate = encoder.estimated_size_bytes();
+            let part = encoder.take_laid_out().unwrap();
+            assert_eq!(part.len(), laid_out, "{format}: laid-out count");
+            assert_eq!(
+                encoder.laid_out_bytes(),
+                0,
+                "{format}: nothing left after a take"
+            );
+            assert_eq!(
+                encoder.estimated_size_bytes(),
+                estimate,
+                "{format}: a take leaves the size estimate unchanged"
+            );
+            takes += usize::from(!part.is_empty());
+            taken.extend_from_slice(&part);
+        }
+        taken.extend_from_slice(&encoder.finish().unwrap());
+        assert!(takes > 3, "{format}: only {takes} non-empty takes");
+        assert_eq!(taken.len(), whole.len(), "{format}: file size");
+        assert!(
+            taken == whole,
+            "{format}: bytes differ from the untaken file"
+        );
+    }
+}
