@@ -560,7 +560,8 @@ pub(crate) async fn put_new_file(
             }
         }
         paimon_kernel::write::FileContent::Streamed(_)
-        | paimon_kernel::write::FileContent::Part(_) => {
+        | paimon_kernel::write::FileContent::Part(_)
+        | paimon_kernel::write::FileContent::StreamedRest { .. } => {
             let machine = paimon_kernel::write::put_file_machine(file, PUT_PART_BYTES)
                 .describe(context.to_string());
             host.run_once(machine).await?

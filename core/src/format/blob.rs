@@ -965,6 +965,8 @@ pub struct BlobFileWriter {
     entries: Vec<i64>,
     /// Values that are blob descriptors are references.
     references: bool,
+    /// Bytes handed out by [`BlobFileWriter::take_laid_out`].
+    taken: u64,
 }
 
 /// A byte range of another object whose bytes a blob value stores: a blob descriptor given as
@@ -1169,7 +1171,23 @@ impl BlobFileWriter {
     /// Bytes of records written so far (footer not counted): what rolling compares with the
     /// target file size.
     pub fn position(&self) -> u64 {
-        self.file.size() + self.buf.len() as u64
+        self.taken + self.file.size() + self.buf.len() as u64
+    }
+
+    /// The records' bytes so far, once they reach `min_bytes` and while no value was a
+    /// reference (whose bytes are only copied when the file is written): taken, so that the
+    /// caller sends them as the first parts of a streamed `Put` while later records are added.
+    /// The file is every take, in order, followed by [`BlobFileWriter::finish_content`]'s
+    /// content (a [`StreamedFile`] then starts at the bytes taken); its bytes are the same as
+    /// those of a file never taken from.
+    pub fn take_laid_out(&mut self, min_bytes: usize) -> Option<Vec<u8>> {
+        if !self.file.pieces().is_empty() || self.buf.len() < min_bytes.max(1) {
+            return None;
+        }
+        let out = std::mem::take(&mut self.buf);
+        self.taken += out.len() as u64;
+        self.file = StreamedFile::starting_at(self.taken);
+        Some(out)
     }
 
     /// Rows written so far.
@@ -1178,7 +1196,8 @@ impl BlobFileWriter {
     }
 
     /// Finish the file: records, delta-varint index, index length (i32 LE), version byte.
-    /// Whole bytes when no value was a reference, else a [`StreamedFile`].
+    /// Whole bytes when no value was a reference, else a [`StreamedFile`]; after
+    /// [`BlobFileWriter::take_laid_out`], only what was not taken.
     ///
     /// # Errors
     /// [`Error::Invalid`] if the index exceeds 2^31-1 bytes.
@@ -1203,9 +1222,11 @@ impl BlobFileWriter {
     pub fn finish(self) -> Result<Vec<u8>> {
         match self.finish_content()? {
             FileContent::Bytes(b) => Ok(b.to_vec()),
-            FileContent::Streamed(_) | FileContent::Part(_) => Err(Error::invalid(
-                "blob file holds references: write it with write::file::put_file",
-            )),
+            FileContent::Streamed(_) | FileContent::Part(_) | FileContent::StreamedRest { .. } => {
+                Err(Error::invalid(
+                    "blob file holds references: write it with write::file::put_file",
+                ))
+            }
         }
     }
 }

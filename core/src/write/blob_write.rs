@@ -27,8 +27,13 @@
 //! File names come from the bucket writer's path factory: `<data-file.prefix><uuid>-<n>.blob`
 //! with the same UUID and counter as the normal files (Java `DataFilePathFactory#newBlobPath`);
 //! a blob file takes its number when its first row is written.
+//!
+//! Memory: a `.blob` file's records go out as parts of a streamed `Put` once they reach a part
+//! ([`crate::write::file::FileParts`]), as long as none of its values is a reference (whose
+//! bytes are copied when the file is written); finished files wait, with their last bytes,
+//! until the normal file closes (the commit lists them after it).
 
-use crate::write::file::FileContent;
+use crate::write::file::{FileContent, FileParts, FileToPut};
 use arrow_array::ArrayRef;
 
 use crate::error::{Error, Result};
@@ -253,6 +258,7 @@ impl BlobLayout {
                     write_cols_sequences: None,
                 },
                 content,
+                parts: FileParts::default(),
             });
             next_row_id += rows;
         }
@@ -314,21 +320,27 @@ pub(crate) struct BlobFiles {
 
 #[derive(Debug, Default)]
 struct RollingBlobColumn {
-    open: Option<(String, BlobFileWriter)>,
-    /// Finished files: name, content, row count.
-    done: Vec<(String, FileContent, u64)>,
+    /// The open file: its name, writer and the parts of it sent so far.
+    open: Option<(String, BlobFileWriter, FileParts)>,
+    /// Finished files: name, content not sent yet, row count, parts sent.
+    done: Vec<(String, FileContent, u64, FileParts)>,
 }
 
-/// A finished `.blob` file: its metadata (no first row id) and content.
+/// A finished `.blob` file: its metadata (no first row id, and a `file_size` of what is not
+/// sent yet: [`FileParts::finish_content`] gives the whole), content not sent yet, and the
+/// parts sent while it was written.
 #[derive(Debug)]
 pub(crate) struct BlobFileOut {
     pub(crate) meta: DataFileMeta,
     pub(crate) content: FileContent,
+    pub(crate) parts: FileParts,
 }
 
 impl BlobFiles {
     /// Write the blob columns of rows (`columns` are all the table's columns), naming new files
-    /// with `next_name` (`<prefix><uuid>-<n>.blob`).
+    /// with `next_name` (`<prefix><uuid>-<n>.blob`). Once a file's records reach
+    /// `part_bytes`, they go to `parts` as the next part of its streamed `Put` (placed with
+    /// `place` at the first one).
     ///
     /// # Errors
     /// [`Error::Unsupported`] for an Arrow type that does not fit a column;
@@ -338,6 +350,9 @@ impl BlobFiles {
         layout: &BlobLayout,
         columns: &[ArrayRef],
         next_name: &mut dyn FnMut() -> String,
+        part_bytes: usize,
+        place: &mut dyn FnMut(&str) -> (String, Option<String>),
+        parts: &mut Vec<FileToPut>,
     ) -> Result<()> {
         let rows = columns.first().map_or(0, |c| c.len());
         for (col, w) in layout.columns.iter().zip(&mut self.columns) {
@@ -345,15 +360,18 @@ impl BlobFiles {
                 .get(col.idx)
                 .ok_or_else(|| Error::invalid(format!("no input for column '{}'", col.name)))?;
             for row in 0..rows {
-                let (_, file) = w.open.get_or_insert_with(|| {
+                let (name, file, sent) = w.open.get_or_insert_with(|| {
                     let writer = if layout.references {
                         BlobFileWriter::with_references()
                     } else {
                         BlobFileWriter::new()
                     };
-                    (next_name(), writer)
+                    (next_name(), writer, FileParts::default())
                 });
                 file.push_value(values.as_ref(), row, col.kind)?;
+                if let Some(bytes) = file.take_laid_out(part_bytes) {
+                    parts.push(sent.push(bytes, || place(name)));
+                }
                 if file.position() >= layout.target_file_size {
                     w.roll()?;
                 }
@@ -377,14 +395,14 @@ impl BlobFiles {
         let mut out = Vec::new();
         for (col, w) in layout.columns.iter().zip(&mut self.columns) {
             w.roll()?;
-            let rows: u64 = w.done.iter().map(|(_, _, n)| n).sum();
+            let rows: u64 = w.done.iter().map(|(_, _, n, _)| n).sum();
             if i64::try_from(rows).ok() != Some(row_count) {
                 return Err(Error::invalid(format!(
                     "blob files of column '{}' hold {rows} rows, the data file {row_count}",
                     col.name
                 )));
             }
-            for (name, content, rows) in std::mem::take(&mut w.done) {
+            for (name, content, rows, parts) in std::mem::take(&mut w.done) {
                 let rows = rows as i64;
                 let (value_stats, value_stats_cols) = layout.stats.clone();
                 out.push(BlobFileOut {
@@ -412,18 +430,40 @@ impl BlobFiles {
                         write_cols_sequences: None,
                     },
                     content,
+                    parts,
                 });
             }
         }
         Ok(out)
     }
+
+    /// Paths of the files whose first parts went out and whose end did not (uploads to abort
+    /// on a failure).
+    pub(crate) fn open_uploads(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.columns {
+            out.extend(
+                c.open
+                    .iter()
+                    .filter_map(|(_, _, p)| p.path())
+                    .map(str::to_owned),
+            );
+            out.extend(
+                c.done
+                    .iter()
+                    .filter_map(|(_, _, _, p)| p.path())
+                    .map(str::to_owned),
+            );
+        }
+        out
+    }
 }
 
 impl RollingBlobColumn {
     fn roll(&mut self) -> Result<()> {
-        if let Some((name, file)) = self.open.take() {
+        if let Some((name, file, parts)) = self.open.take() {
             let rows = file.row_count();
-            self.done.push((name, file.finish_content()?, rows));
+            self.done.push((name, file.finish_content()?, rows, parts));
         }
         Ok(())
     }

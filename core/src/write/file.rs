@@ -82,6 +82,14 @@ pub enum FileContent {
     Streamed(StreamedFile),
     /// One part of a data file sent while it is still being encoded (see [`FilePart`]).
     Part(FilePart),
+    /// The end of a file whose first parts went out as [`FilePart`]s: the rest, written as
+    /// parts numbered from `first_part` (copying what its pieces reference), then completed.
+    StreamedRest {
+        /// Number of the first part of the rest (the parts sent before it).
+        first_part: u32,
+        /// The rest; its [`StreamedFile::base`] is the bytes sent before it.
+        file: StreamedFile,
+    },
 }
 
 /// One part of a data file that a writer sends while it encodes the rest: the host sends it
@@ -108,6 +116,7 @@ impl FileContent {
             FileContent::Bytes(b) => b.len() as u64,
             FileContent::Streamed(s) => s.size,
             FileContent::Part(p) => p.bytes.len() as u64,
+            FileContent::StreamedRest { file, .. } => file.size,
         }
     }
 
@@ -120,7 +129,9 @@ impl FileContent {
     pub fn bytes(&self) -> Option<&Bytes> {
         match self {
             FileContent::Bytes(b) => Some(b),
-            FileContent::Streamed(_) | FileContent::Part(_) => None,
+            FileContent::Streamed(_) | FileContent::Part(_) | FileContent::StreamedRest { .. } => {
+                None
+            }
         }
     }
 }
@@ -164,17 +175,33 @@ impl FilePiece {
     }
 }
 
-/// A file made of [`FilePiece`]s, written by [`put_file`].
+/// A file made of [`FilePiece`]s, written by [`put_file`]; or the rest of one whose first
+/// [`StreamedFile::base`] bytes went out as [`FilePart`]s ([`FileContent::StreamedRest`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StreamedFile {
     pieces: Vec<FilePiece>,
     size: u64,
+    base: u64,
 }
 
 impl StreamedFile {
     /// An empty file.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The rest of a file after its first `base` bytes: CRC pieces count positions from the
+    /// start of the whole file.
+    pub fn starting_at(base: u64) -> Self {
+        StreamedFile {
+            base,
+            ..Self::default()
+        }
+    }
+
+    /// Position in the whole file of this file's first byte (0 unless a rest).
+    pub fn base(&self) -> u64 {
+        self.base
     }
 
     /// Append a piece (empty byte pieces are dropped).
@@ -191,7 +218,7 @@ impl StreamedFile {
         &self.pieces
     }
 
-    /// Size of the file in bytes.
+    /// Size of the file in bytes (of the rest, after [`StreamedFile::base`]).
     pub fn size(&self) -> u64 {
         self.size
     }
@@ -225,12 +252,13 @@ pub async fn put_file<T>(io: &Io<T>, file: FileToPut) -> Result<bool> {
 pub async fn put_file_in_parts<T>(io: &Io<T>, file: FileToPut, part_bytes: usize) -> Result<bool> {
     let part_bytes = part_bytes.max(1);
     let FileToPut { path, content } = file;
-    let streamed = match content {
+    let (streamed, first_part) = match content {
         FileContent::Bytes(b) => return io.put(&path, b, PutMode::CreateNew).await,
-        FileContent::Streamed(s) => s,
+        FileContent::Streamed(s) => (s, 0),
         FileContent::Part(p) => return put_part(io, &path, p).await,
+        FileContent::StreamedRest { first_part, file } => (file, first_part),
     };
-    if streamed.size <= part_bytes as u64 {
+    if first_part == 0 && streamed.size <= part_bytes as u64 {
         let mut sink = Sink::Whole(Vec::with_capacity(streamed.size as usize));
         assemble(io, &path, &streamed, part_bytes, &mut sink).await?;
         let Sink::Whole(whole) = sink else {
@@ -243,7 +271,8 @@ pub async fn put_file_in_parts<T>(io: &Io<T>, file: FileToPut, part_bytes: usize
         path: &path,
         part_bytes,
         buf: Vec::new(),
-        sent: 0,
+        sent: first_part,
+        first: first_part,
     });
     let result = async {
         assemble(io, &path, &streamed, part_bytes, &mut sink).await?;
@@ -316,15 +345,16 @@ pub fn group_by_path(files: Vec<FileToPut>) -> Vec<Vec<FileToPut>> {
 pub fn completes_file(group: &[FileToPut]) -> bool {
     group.last().is_some_and(|f| match &f.content {
         FileContent::Part(p) => p.last,
-        FileContent::Bytes(_) | FileContent::Streamed(_) => true,
+        FileContent::Bytes(_) | FileContent::Streamed(_) | FileContent::StreamedRest { .. } => true,
     })
 }
 
-/// The streamed write of one data file while it is encoded: once the encoder's laid-out bytes
-/// reach a part, they go out as [`FilePart`]s, and the file is placed (its path fixed) then.
-/// A file that never reaches a part stays one whole `Put`, exactly as without streaming.
+/// The streamed write of one file while it is written (a data file while it is encoded, a
+/// `.blob` file or managed pack while its records are added): once its laid-out bytes reach a
+/// part, they go out as [`FilePart`]s, and the file is placed (its path fixed) then. A file
+/// that never reaches a part stays one whole `Put`, exactly as without streaming.
 #[derive(Debug, Default)]
-pub(crate) struct DataFileParts {
+pub(crate) struct FileParts {
     /// Path to put and `_EXTERNAL_PATH` to record, fixed by the first part.
     placed: Option<(String, Option<String>)>,
     /// Parts sent.
@@ -333,7 +363,7 @@ pub(crate) struct DataFileParts {
     bytes: u64,
 }
 
-impl DataFileParts {
+impl FileParts {
     /// After a write to `encoder`: its laid-out bytes as the next part when they reach
     /// `part_bytes`, placing the file with `place` at the first part.
     ///
@@ -349,11 +379,62 @@ impl DataFileParts {
             return Ok(None);
         }
         let bytes = encoder.take_laid_out()?;
+        Ok(Some(self.push(bytes, place)))
+    }
+
+    /// `bytes` (the next bytes of the file) as its next part, placing the file with `place`
+    /// at the first part.
+    pub(crate) fn push(
+        &mut self,
+        bytes: Vec<u8>,
+        place: impl FnOnce() -> (String, Option<String>),
+    ) -> FileToPut {
         let (path, _) = self.placed.get_or_insert_with(place);
         let part = FileToPut::part(path.clone(), self.parts, bytes, false);
         self.parts += 1;
         self.bytes += part.len();
-        Ok(Some(part))
+        part
+    }
+
+    /// The end of a file whose remaining content is `rest` (whole bytes or a streamed file
+    /// with copies): the whole file placed with `place` when no part went out, else the
+    /// last part or the streamed rest. Returns it with the `_EXTERNAL_PATH` to record and the
+    /// size of the whole file.
+    pub(crate) fn finish_content(
+        self,
+        rest: FileContent,
+        place: impl FnOnce() -> (String, Option<String>),
+    ) -> (FileToPut, Option<String>, u64) {
+        let size = self.bytes + rest.len();
+        match self.placed {
+            None => {
+                let (path, external) = place();
+                (
+                    FileToPut {
+                        path,
+                        content: rest,
+                    },
+                    external,
+                    size,
+                )
+            }
+            Some((path, external)) => {
+                let content = match rest {
+                    FileContent::Bytes(b) => FileContent::Part(FilePart {
+                        part: self.parts,
+                        bytes: b,
+                        last: true,
+                    }),
+                    FileContent::Streamed(file) => FileContent::StreamedRest {
+                        first_part: self.parts,
+                        file,
+                    },
+                    // Not produced by the writers: their parts are taken here.
+                    other => other,
+                };
+                (FileToPut { path, content }, external, size)
+            }
+        }
     }
 
     /// The path of the file once a part went out.
@@ -419,6 +500,8 @@ struct PartSender<'a, T> {
     part_bytes: usize,
     buf: Vec<u8>,
     sent: u32,
+    /// The part this sender started at (a rest continues an upload).
+    first: u32,
 }
 
 impl<T> PartSender<'_, T> {
@@ -446,7 +529,7 @@ impl<T> PartSender<'_, T> {
 
     /// Send the last part; returns the number of parts sent.
     async fn finish(&mut self) -> Result<u32> {
-        if !self.buf.is_empty() || self.sent == 0 {
+        if !self.buf.is_empty() || self.sent == self.first {
             let last = Bytes::from(std::mem::take(&mut self.buf));
             self.io.put_part(self.path, self.sent, last).await?;
             self.sent += 1;
@@ -464,7 +547,7 @@ async fn assemble<T>(
     sink: &mut Sink<'_, T>,
 ) -> Result<()> {
     let mut crc = CrcTracker::new(file);
-    let mut pos = 0u64;
+    let mut pos = file.base;
     for piece in &file.pieces {
         match piece {
             FilePiece::Bytes(b) => {

@@ -28,7 +28,7 @@ use crate::spec::{
     BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileSource, SimpleStats,
 };
 use crate::write::encode::DataFileEncoder;
-use crate::write::file::{DataFileParts, FileToPut};
+use crate::write::file::{FileParts, FileToPut};
 use crate::write::managed_blob::SidecarCollector;
 use crate::write::row::binary_row_at;
 use crate::write::stats::StatsCollector;
@@ -120,7 +120,7 @@ pub(crate) struct KvFileBuilder {
     /// Managed BLOB tables: the managed columns' positions and the file's pack references.
     refs: Option<(Vec<(usize, BlobElementKind)>, SidecarCollector)>,
     /// Parts of the file sent while it is encoded.
-    parts: DataFileParts,
+    parts: FileParts,
 }
 
 /// A finished key-value file: what [`KvFileBuilder::finish`] returns.
@@ -133,7 +133,7 @@ pub(crate) struct FinishedKvFile {
     /// The pack references of its rows (managed BLOB tables).
     pub(crate) refs: Option<SidecarCollector>,
     /// The parts sent, and where.
-    pub(crate) parts: DataFileParts,
+    pub(crate) parts: FileParts,
 }
 
 impl KvFileBuilder {
@@ -184,7 +184,7 @@ impl KvFileBuilder {
             deletes: 0,
             rows: 0,
             refs: managed.map(|p| (p, SidecarCollector::default())),
-            parts: DataFileParts::default(),
+            parts: FileParts::default(),
         })
     }
 
@@ -223,7 +223,7 @@ impl KvFileBuilder {
     }
 
     /// After a write: the next part of the file to send while the rest is encoded, once the
-    /// encoder's laid-out bytes reach `part_bytes` (see [`DataFileParts`]); `place` gives the
+    /// encoder's laid-out bytes reach `part_bytes` (see [`FileParts`]); `place` gives the
     /// path and `_EXTERNAL_PATH` at the first part.
     ///
     /// # Errors

@@ -23,9 +23,11 @@
 //!   non-retract rows (sorted, deduplicated; empty when none), written as
 //!   `<data file>.blobref` and listed in the file's extra files. Changelog files get none.
 //!
-//! Memory: the bytes of an open pack are held in memory until it is finished, except the
-//! referenced ones (copied while it is written, see [`crate::write::file`]), so a bucket writer
-//! holds up to `blob.target-file-size` of inline blob bytes per managed column.
+//! Memory: the bytes of an open pack are sent as parts of a streamed `Put` once they reach a
+//! part ([`crate::write::TableWrite::with_put_part_bytes`], 8 MiB), as long as no value of the
+//! pack is a reference; the referenced bytes are copied while the pack is written (see
+//! [`crate::write::file`]). So a bucket writer holds less than a part of inline blob bytes per
+//! managed column, or, once a pack took a reference, the inline bytes added to it after that.
 //!
 //! See `/spec/managed-blob.md`. Source: Java `org.apache.paimon.blob.PrimaryKeyBlobExternalizer`,
 //! `ManagedBlobReferenceCollector`, `org.apache.paimon.io.KeyValueFileWriterFactory`.
@@ -41,6 +43,7 @@ use crate::format::blob::{BlobElementKind, BlobFileWriter, BlobInput};
 use crate::format::blob_descriptor::BlobDescriptor;
 use crate::format::blob_ref::{BlobRefCollector, blobref_file_name};
 use crate::spec::{CoreOptions, TableSchema};
+use crate::write::file::FileParts;
 use crate::write::table_write::FileToPut;
 
 pub use crate::format::blob_ref::MANAGED_BLOB_SUFFIX;
@@ -125,6 +128,8 @@ struct OpenPack {
     /// Full URI written into descriptors.
     uri: String,
     writer: BlobFileWriter,
+    /// Parts of the pack sent while it is written.
+    parts: FileParts,
 }
 
 /// Where a bucket writer's packs go and how they are named.
@@ -135,6 +140,9 @@ pub(crate) struct PackTarget<'a> {
     pub(crate) table_uri: &'a str,
     /// Next file name of the bucket writer without suffix (`data-<uuid>-<n>`).
     pub(crate) next_stem: &'a mut dyn FnMut() -> String,
+    /// Part size of packs streamed while they are written, in bytes (see
+    /// [`crate::write::file::FileParts`]).
+    pub(crate) part_bytes: usize,
 }
 
 impl PackWriters {
@@ -177,6 +185,11 @@ impl PackWriters {
         Ok(())
     }
 
+    /// Paths of the open packs whose first parts went out (uploads to abort on a failure).
+    pub(crate) fn open_uploads(&self) -> impl Iterator<Item = &str> {
+        self.open.iter().flatten().filter_map(|p| p.parts.path())
+    }
+
     /// Finish every open pack (prepare-commit: a pack never spans two commits).
     ///
     /// # Errors
@@ -209,11 +222,16 @@ fn write_payload(
                 name,
                 uri,
                 writer: BlobFileWriter::with_references(),
+                parts: FileParts::default(),
             })
         }
     };
     let value = BlobInput::from_bytes(payload, true)?;
     let range = pack.writer.push_blob(&value);
+    if let Some(bytes) = pack.writer.take_laid_out(target.part_bytes) {
+        let path = format!("{}/{}", target.bucket_dir, pack.name);
+        done.push(pack.parts.push(bytes, || (path, None)));
+    }
     let descriptor = BlobDescriptor::new(
         pack.uri.clone(),
         range.start as i64,
@@ -489,10 +507,9 @@ impl ColumnInput {
 }
 
 fn finish_pack(p: OpenPack, bucket_dir: &str) -> Result<FileToPut> {
-    Ok(FileToPut {
-        path: format!("{bucket_dir}/{}", p.name),
-        content: p.writer.finish_content()?,
-    })
+    let rest = p.writer.finish_content()?;
+    let path = format!("{bucket_dir}/{}", p.name);
+    Ok(p.parts.finish_content(rest, || (path, None)).0)
 }
 
 /// Collects the pack references of the rows written to one data file.
@@ -634,6 +651,7 @@ mod tests {
             bucket_dir: "bucket-0",
             table_uri: "file:/t",
             next_stem: &mut stem,
+            part_bytes: usize::MAX,
         };
         let mut done = Vec::new();
         packs

@@ -98,7 +98,9 @@ impl Host {
                         self.files.insert(f.path, bytes);
                     }
                 }
-                FileContent::Streamed(_) => panic!("{}: no blob columns here", f.path),
+                FileContent::Streamed(_) | FileContent::StreamedRest { .. } => {
+                    panic!("{}: no blob references here", f.path)
+                }
             }
         }
     }
@@ -239,5 +241,164 @@ fn primary_key_flush_driven_a_step_at_a_time_gives_the_same_files() {
             assert!(driven.files[path] == *bytes, "{format}: {path} differs");
         }
         assert_eq!(messages, whole_messages, "{format}");
+    }
+}
+
+/// A BLOB table's input: `k` and a blob of 8 KiB that compresses poorly; with `references`,
+/// every seventh row of batches 1, 11, 21, … is a blob descriptor of 20,000 bytes of
+/// `file:/src/big.bin` (so files that already sent parts take references: their rest is a
+/// streamed file with copies).
+fn blob_batch(b: usize, rows: usize, references: bool) -> RecordBatch {
+    let schema = Schema::new(vec![
+        Field::new("k", ArrowType::Int32, false),
+        Field::new("b", ArrowType::LargeBinary, true),
+    ]);
+    let keys: Vec<i32> = (0..rows).map(|i| (b * rows + i) as i32).collect();
+    let blobs: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|k| {
+            if references && b % 10 == 1 && k % 7 == 3 {
+                let offset = (*k as i64 * 131) % 50_000;
+                return crate::format::blob_descriptor::BlobDescriptor::new(
+                    "file:/src/big.bin",
+                    offset,
+                    20_000,
+                )
+                .serialize();
+            }
+            let mut x = (*k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            (0..1024)
+                .flat_map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x.to_le_bytes()
+                })
+                .collect()
+        })
+        .collect();
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from(keys)),
+        Arc::new(arrow_array::LargeBinaryArray::from_iter_values(
+            blobs.iter().map(Vec::as_slice),
+        )),
+    ];
+    RecordBatch::try_new(Arc::new(schema), cols).unwrap()
+}
+
+/// Write `batches` blob batches through a writer of `schema` with parts of `part_bytes`, and
+/// put every file into a memory store (streamed files in parts of 64 KiB). Returns the
+/// store's objects (the source object aside), the messages, and how many parts and rests the
+/// writer handed out, and how many of them were streamed rests.
+fn run_blobs(
+    schema: &TableSchema,
+    batches: usize,
+    references: bool,
+    part_bytes: usize,
+) -> (
+    BTreeMap<String, bytes::Bytes>,
+    Vec<CommitMessage>,
+    (usize, usize),
+) {
+    let mut store = crate::io::MemoryStore::new();
+    let source: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    store
+        .objects
+        .insert("file:/src/big.bin".into(), bytes::Bytes::from(source));
+    let mut w = TableWrite::try_new(
+        schema.clone(),
+        WriteRestore::default(),
+        WriteOptions {
+            seed: 5,
+            time_millis: 1_000,
+        },
+    )
+    .unwrap()
+    .with_table_uri("file:/t")
+    .with_put_part_bytes(part_bytes);
+    let (mut streamed, mut rests) = (0, 0);
+    let mut put = |store: &mut crate::io::MemoryStore, files: Vec<FileToPut>| {
+        for f in files {
+            match f.content {
+                FileContent::Part(_) => streamed += 1,
+                FileContent::StreamedRest { .. } => {
+                    streamed += 1;
+                    rests += 1;
+                }
+                _ => {}
+            }
+            let written = store
+                .run(crate::write::file::put_file_machine(f, 64 << 10))
+                .unwrap();
+            assert_eq!(written, vec![true]);
+        }
+    };
+    for b in 0..batches {
+        w.write(&blob_batch(b, 200, references)).unwrap();
+        put(&mut store, w.take_files());
+        while w.continue_flush().unwrap() {
+            put(&mut store, w.take_files());
+        }
+    }
+    let messages = w.prepare_commit().unwrap();
+    put(&mut store, w.take_files());
+    assert!(store.uploads.is_empty(), "uploads left open");
+    store.objects.remove("file:/src/big.bin");
+    (store.objects, messages, (streamed, rests))
+}
+
+#[test]
+fn blob_files_and_managed_packs_streamed_in_parts_equal_the_unstreamed_ones() {
+    let blob_fields = |primary_key: bool, options: &[(&str, &str)]| {
+        let mut s = schema(primary_key, options);
+        s.fields[1] = DataField::new(1, "b", DataType::parse_sql("BLOB").unwrap());
+        s
+    };
+    let cases = [
+        // Append `.blob` files (row tracking, as Java requires for BLOB columns).
+        (
+            "append",
+            blob_fields(
+                false,
+                &[
+                    ("bucket", "-1"),
+                    ("row-tracking.enabled", "true"),
+                    ("data-evolution.enabled", "true"),
+                    ("blob.target-file-size", "3mb"),
+                ],
+            ),
+        ),
+        // Managed packs of a primary-key table.
+        (
+            "managed",
+            blob_fields(true, &[("bucket", "2"), ("blob.target-file-size", "3mb")]),
+        ),
+    ];
+    for (what, schema) in cases {
+        for references in [false, true] {
+            let (whole, whole_messages, (none, _)) = run_blobs(&schema, 20, references, usize::MAX);
+            let (objects, messages, (streamed, rests)) =
+                run_blobs(&schema, 20, references, 256 << 10);
+            assert_eq!(none, 0, "{what}");
+            assert!(
+                streamed > 10,
+                "{what} {references}: {streamed} streamed pieces"
+            );
+            if references {
+                assert!(rests > 0, "{what}: no streamed rest");
+            }
+            assert_eq!(
+                objects.keys().collect::<Vec<_>>(),
+                whole.keys().collect::<Vec<_>>(),
+                "{what} {references}"
+            );
+            for (path, bytes) in &whole {
+                assert!(
+                    objects[path] == *bytes,
+                    "{what} {references}: {path} differs"
+                );
+            }
+            assert_eq!(messages, whole_messages, "{what} {references}");
+        }
     }
 }

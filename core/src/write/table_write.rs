@@ -66,7 +66,7 @@ use crate::write::cross_partition::CrossPartitionIndex;
 use crate::write::dynamic_bucket::{DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, HashIndexRestore};
 use crate::write::encode::DataFileEncoder;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
-use crate::write::file::{DEFAULT_PUT_PART_BYTES, DataFileParts};
+use crate::write::file::{DEFAULT_PUT_PART_BYTES, FileParts};
 use crate::write::ids::NameSource;
 use crate::write::inline_blob::InlineBlobColumns;
 use crate::write::kv_file::{
@@ -332,7 +332,7 @@ struct OpenFile {
     /// The `.blob` files of this file's rows (tables with BLOB columns).
     blobs: Option<BlobFiles>,
     /// Parts of the file sent while it is encoded.
-    parts: DataFileParts,
+    parts: FileParts,
 }
 
 impl TableWrite {
@@ -999,6 +999,10 @@ impl TableWrite {
             if let Some(path) = w.open.as_ref().and_then(|o| o.parts.path()) {
                 out.insert(path.to_owned());
             }
+            out.extend(w.packs.open_uploads().map(str::to_owned));
+            if let Some(blobs) = w.open.as_ref().and_then(|o| o.blobs.as_ref()) {
+                out.extend(blobs.open_uploads());
+            }
         }
         if let Some(b) = self.flush.as_ref().and_then(|f| f.bucket.as_ref()) {
             for rolling in std::iter::once(&b.data).chain(&b.log) {
@@ -1437,6 +1441,7 @@ impl TableWrite {
                 )
             })?;
             let mut packs = Vec::new();
+            let part_bytes = self.part_bytes;
             let w = self.writer(partition.clone(), bucket)?;
             let (prefix, counter) = (w.name_prefix.clone(), &mut w.files_named);
             let mut next_stem = || {
@@ -1448,6 +1453,7 @@ impl TableWrite {
                 bucket_dir: &w.bucket_dir,
                 table_uri: &table_uri,
                 next_stem: &mut next_stem,
+                part_bytes,
             };
             w.packs.externalize(
                 &managed,
@@ -1518,7 +1524,7 @@ impl TableWrite {
                 min_sequence: first,
                 max_sequence: first - 1,
                 blobs: blob.as_ref().map(BlobLayout::new_files),
-                parts: DataFileParts::default(),
+                parts: FileParts::default(),
             });
         }
         let Some(open) = w.open.as_mut() else {
@@ -1527,9 +1533,11 @@ impl TableWrite {
         open.encoder.write(&batch)?;
         open.stats.update(batch.columns())?;
         let placer = &mut w.placer;
-        let part = open
+        let mut parts: Vec<FileToPut> = open
             .parts
-            .next_part(&mut open.encoder, part_bytes, || placer.place(&open.name))?;
+            .next_part(&mut open.encoder, part_bytes, || placer.place(&open.name))?
+            .into_iter()
+            .collect();
         if let (Some(layout), Some(files)) = (&blob, open.blobs.as_mut()) {
             let (prefix, counter) = (&w.name_prefix, &mut w.files_named);
             let mut next_name = || {
@@ -1537,7 +1545,15 @@ impl TableWrite {
                 *counter += 1;
                 format!("{prefix}{n}.blob")
             };
-            files.write(layout, &columns, &mut next_name)?;
+            let mut place = |name: &str| placer.place(name);
+            files.write(
+                layout,
+                &columns,
+                &mut next_name,
+                part_bytes,
+                &mut place,
+                &mut parts,
+            )?;
         }
         open.max_sequence += rows as i64;
         w.next_sequence += rows as i64;
@@ -1546,7 +1562,7 @@ impl TableWrite {
         } else {
             Vec::new()
         };
-        self.done.extend(part);
+        self.done.extend(parts);
         self.done.extend(files);
         Ok(())
     }
@@ -1993,12 +2009,12 @@ fn close_append_file(
     if let (Some(layout), Some(files)) = (blob, open.blobs) {
         for f in files.finish(layout, row_count, schema_id, time_millis)? {
             let mut meta = f.meta;
-            let (path, external_path) = w.placer.place(&meta.file_name);
+            let (put, external_path, size) = f
+                .parts
+                .finish_content(f.content, || w.placer.place(&meta.file_name));
             meta.external_path = external_path;
-            out.push(FileToPut {
-                path,
-                content: f.content,
-            });
+            meta.file_size = size as i64;
+            out.push(put);
             w.new_files.push(meta);
         }
     }

@@ -898,7 +898,7 @@ impl<'a> TaskRun<'a> {
     }
 
     /// After a write to `w`: send its laid-out bytes as the next part of its streamed `Put`
-    /// once they reach a part ([`crate::write::file::DataFileParts`]).
+    /// once they reach a part ([`crate::write::file::FileParts`]).
     async fn send_part<T: Send + 'static>(
         &mut self,
         io: &Io<T>,
