@@ -715,7 +715,13 @@ impl TableWrite {
         columns: &[ArrayRef],
         kinds: Option<&ArrayRef>,
     ) -> Result<()> {
+        let n = columns.first().map_or(0, |c| c.len());
         for ((partition, bucket), rows) in groups {
+            // Every row in one group, in order (one partition and bucket): no copy.
+            if rows.len() == n && rows.iter().enumerate().all(|(i, r)| *r as usize == i) {
+                self.write_bucket(partition, bucket, columns.to_vec(), kinds.cloned())?;
+                continue;
+            }
             let idx = UInt32Array::from(rows);
             let cols = columns
                 .iter()
