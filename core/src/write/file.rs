@@ -80,7 +80,7 @@ pub enum FileContent {
     Bytes(Bytes),
     /// A file assembled while it is written (see the module docs).
     Streamed(StreamedFile),
-    /// One part of a data file sent while it is still being encoded (see [`FilePart`]).
+    /// One part of a file sent while it is still being written (see [`FilePart`]).
     Part(FilePart),
     /// The end of a file whose first parts went out as [`FilePart`]s: the rest, written as
     /// parts numbered from `first_part` (copying what its pieces reference), then completed.
@@ -92,13 +92,16 @@ pub enum FileContent {
     },
 }
 
-/// One part of a data file that a writer sends while it encodes the rest: the host sends it
-/// as [`IoOp::PutPart`](crate::io::IoOp::PutPart) `part` of the path, and completes the file
+/// One part of a file (a data file, a `.blob` file, a managed pack) that a writer sends while
+/// it writes the rest: the host sends it as [`IoOp::PutPart`](crate::io::IoOp::PutPart) `part`
+/// of the path, and completes the file
 /// ([`IoOp::PutComplete`](crate::io::IoOp::PutComplete) after `part + 1` parts) after the
-/// `last` one. Parts of one path come in order, in the same or later takes of the writer's
-/// files, each but the last at least [`DEFAULT_PUT_PART_BYTES`] long; they must be sent one
-/// after the other. A writer only streams a file once its laid-out bytes reach a part (files
-/// smaller than that stay whole `Put`s), and a file is never visible before its last part.
+/// `last` one (or after a [`FileContent::StreamedRest`]). Parts of one path come in order, in
+/// the same or later takes of the writer's files, each but the last at least the writer's part
+/// size ([`crate::write::TableWrite::with_put_part_bytes`], default
+/// [`DEFAULT_PUT_PART_BYTES`]); they must be sent one after the other. A writer only streams a
+/// file once its laid-out bytes reach a part (files smaller than that stay whole `Put`s), and
+/// a file is never visible before its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilePart {
     /// Part number, from 0.
