@@ -153,10 +153,58 @@ struct Inner {
 /// One streamed write in progress: the store's multipart upload, where the object goes, and
 /// the next part number expected.
 struct Upload {
-    upload: Box<dyn object_store::MultipartUpload>,
+    upload: UploadSink,
     store: Arc<dyn ObjectStore>,
     location: Path,
     next_part: u32,
+}
+
+/// Where the parts of a streamed write go: the store's multipart upload, or, for a store
+/// without one (HTTP/WebDAV), a buffer written with one create-new `put` at the end (the
+/// file is then held whole until it completes).
+enum UploadSink {
+    Multipart(Box<dyn object_store::MultipartUpload>),
+    Buffered(Vec<Bytes>),
+}
+
+impl UploadSink {
+    fn put_part(&mut self, bytes: Bytes) -> object_store::UploadPart {
+        match self {
+            UploadSink::Multipart(u) => u.put_part(PutPayload::from(bytes)),
+            UploadSink::Buffered(parts) => {
+                parts.push(bytes);
+                Box::pin(std::future::ready(Ok(())))
+            }
+        }
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        match self {
+            UploadSink::Multipart(u) => u.abort().await,
+            UploadSink::Buffered(parts) => {
+                parts.clear();
+                Ok(())
+            }
+        }
+    }
+
+    async fn complete(
+        &mut self,
+        store: &dyn ObjectStore,
+        location: &Path,
+    ) -> object_store::Result<()> {
+        match self {
+            UploadSink::Multipart(u) => u.complete().await.map(|_| ()),
+            UploadSink::Buffered(parts) => {
+                let payload: PutPayload = std::mem::take(parts).into_iter().collect();
+                let opts = PutOptions {
+                    mode: object_store::PutMode::Create,
+                    ..Default::default()
+                };
+                store.put_opts(location, payload, opts).await.map(|_| ())
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Upload {
@@ -659,10 +707,11 @@ impl ObjectStoreHost {
                 .counters
                 .store_calls
                 .fetch_add(1, Ordering::Relaxed);
-            let upload = store
-                .put_multipart(&location)
-                .await
-                .map_err(|e| (map_error(&e, false), e.to_string()))?;
+            let upload = match store.put_multipart(&location).await {
+                Ok(u) => UploadSink::Multipart(u),
+                Err(object_store::Error::NotImplemented) => UploadSink::Buffered(Vec::new()),
+                Err(e) => return Err((map_error(&e, false), e.to_string())),
+            };
             let previous = self.uploads().insert(
                 path.to_string(),
                 Upload {
@@ -695,7 +744,7 @@ impl ObjectStoreHost {
                 ));
             }
             up.next_part += 1;
-            up.upload.put_part(PutPayload::from(bytes))
+            up.upload.put_part(bytes)
         };
         self.inner
             .counters
@@ -749,7 +798,7 @@ impl ObjectStoreHost {
             .store_calls
             .fetch_add(1, Ordering::Relaxed);
         up.upload
-            .complete()
+            .complete(up.store.as_ref(), &up.location)
             .await
             .map_err(|e| (map_error(&e, false), e.to_string()))?;
         Ok(IoAnswer::Done)

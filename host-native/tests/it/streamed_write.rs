@@ -206,3 +206,114 @@ async fn a_large_managed_pack_is_streamed_in_parts() {
     )
     .await;
 }
+
+/// An in-memory store without multipart uploads (as object_store's HTTP store).
+#[derive(Debug, Default)]
+struct NoMultipartStore {
+    inner: object_store::memory::InMemory,
+}
+
+impl std::fmt::Display for NoMultipartStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NoMultipartStore")
+    }
+}
+
+#[async_trait::async_trait]
+impl object_store::ObjectStore for NoMultipartStore {
+    async fn put_opts(
+        &self,
+        location: &object_store::path::Path,
+        payload: object_store::PutPayload,
+        opts: object_store::PutOptions,
+    ) -> object_store::Result<object_store::PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        _location: &object_store::path::Path,
+        _opts: object_store::PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+        Err(object_store::Error::NotImplemented)
+    }
+    async fn get_opts(
+        &self,
+        location: &object_store::path::Path,
+        options: object_store::GetOptions,
+    ) -> object_store::Result<object_store::GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+    async fn delete(&self, location: &object_store::path::Path) -> object_store::Result<()> {
+        self.inner.delete(location).await
+    }
+    fn list(
+        &self,
+        prefix: Option<&object_store::path::Path>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&object_store::path::Path>,
+    ) -> object_store::Result<object_store::ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+    async fn copy(
+        &self,
+        from: &object_store::path::Path,
+        to: &object_store::path::Path,
+    ) -> object_store::Result<()> {
+        self.inner.copy(from, to).await
+    }
+    async fn copy_if_not_exists(
+        &self,
+        from: &object_store::path::Path,
+        to: &object_store::path::Path,
+    ) -> object_store::Result<()> {
+        self.inner.copy_if_not_exists(from, to).await
+    }
+}
+
+/// A store without multipart uploads still takes large files: the host buffers the parts and
+/// writes the file with one create-new put at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_without_multipart_uploads_gets_large_files_in_one_put() {
+    let store: Arc<dyn object_store::ObjectStore> = Arc::new(NoMultipartStore::default());
+    let host = paimon_native::ObjectStoreHost::new(paimon_native::TableLocation::from_store(
+        store,
+        paimon_native::StoreKind::Memory,
+        "memory:///",
+    ));
+    let table = Table::create_with_host(
+        host,
+        br#"{"fields": [{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "STRING"}],
+            "options": {"bucket": "-1", "file.format": "avro", "target-file-size": "1gb"}}"#,
+    )
+    .await
+    .unwrap();
+    let mut w = table.new_write().await.unwrap();
+    for b in 0..20 {
+        w.write(&batch(b * 10_000, 10_000)).await.unwrap();
+    }
+    let messages = w.prepare_commit().await.unwrap();
+    assert!(table.host().stats().parts_put >= 2, "parts were sent");
+    let size = messages[0].data_increment.new_files[0].file_size;
+    assert!(size > 16 << 20, "file of {size} bytes");
+    table.new_commit(None).commit(messages).await.unwrap();
+    let batches = table.scan().to_batches().await.unwrap();
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(rows, 200_000);
+    let mut ours: Vec<String> = canonical::batches_rows(&batches)
+        .unwrap()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    ours.sort();
+    let mut expected: Vec<String> = canonical::batches_rows(&[batch(0, 200_000)])
+        .unwrap()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    expected.sort();
+    assert!(ours == expected, "the read differs from the input");
+}
