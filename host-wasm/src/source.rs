@@ -669,29 +669,88 @@ async fn parent_dir<'p>(
     Ok(Some((dir, *last)))
 }
 
-/// `Put` and `Delete` on a directory handle. A create-new `Put` checks that the file is
-/// absent, then writes it: not atomic against another writer of the same directory (the page
-/// is the only writer of its tables).
+thread_local! {
+    /// Streamed writes in progress to directory handles (the page runs on one thread).
+    static DIR_UPLOADS: RefCell<PartBuffers> = RefCell::new(PartBuffers::default());
+}
+
+/// The parts of streamed writes ([`IoOp::PutPart`]) received so far, by path, for a target
+/// that only takes whole files: the parts are checked to come in order and joined.
+#[derive(Debug, Default)]
+pub(crate) struct PartBuffers {
+    open: BTreeMap<String, (u32, Vec<u8>)>,
+}
+
+impl PartBuffers {
+    /// Add part `part` of `path` (part 0 starts a new upload, replacing an abandoned one).
+    pub(crate) fn part(&mut self, path: &str, part: u32, bytes: &[u8]) -> Result<(), String> {
+        if part == 0 {
+            self.open.insert(path.to_owned(), (0, Vec::new()));
+        }
+        let Some((next, buf)) = self.open.get_mut(path) else {
+            return Err(format!(
+                "part {part} of {path}: no streamed write is open there"
+            ));
+        };
+        if *next != part {
+            return Err(format!(
+                "part {part} of {path} out of order (expected part {next})"
+            ));
+        }
+        *next += 1;
+        buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// The whole file of `path` after `parts` parts; the upload is closed either way.
+    pub(crate) fn complete(&mut self, path: &str, parts: u32) -> Result<Vec<u8>, IoAnswer> {
+        match self.open.remove(path) {
+            None => Err(IoAnswer::error(IoErrorKind::NotFound)),
+            Some((n, _)) if n != parts => Err(other(format!(
+                "{path}: completed after {parts} parts, {n} received"
+            ))),
+            Some((_, bytes)) => Ok(bytes),
+        }
+    }
+
+    /// Drop the parts of `path` (nothing open is fine).
+    pub(crate) fn abort(&mut self, path: &str) {
+        self.open.remove(path);
+    }
+}
+
+/// Write a whole file under `root` (`CreateNew`: `AlreadyExists` when one is there).
+async fn dir_put(
+    root: &DirHandle,
+    path: &str,
+    bytes: &[u8],
+    mode: paimon_kernel::io::PutMode,
+) -> IoAnswer {
+    if mode == paimon_kernel::io::PutMode::CreateNew {
+        match dir_file(root, path).await {
+            Lookup::Found(_) => return IoAnswer::error(IoErrorKind::AlreadyExists),
+            Lookup::NotFound => {}
+            Lookup::Failed(e) => return other(format!("{path}: {e}")),
+        }
+    }
+    let (dir, name) = match parent_dir(root, path, true).await {
+        Ok(Some(x)) => x,
+        Ok(None) => return other(format!("{path}: no such directory")),
+        Err(e) => return other(e),
+    };
+    match write_file(&dir, name, bytes).await {
+        Ok(()) => IoAnswer::Done,
+        Err(e) => other(format!("writing {path}: {}", js_message(&e))),
+    }
+}
+
+/// `Put` and `Delete` on a directory handle; the parts of a streamed write are buffered
+/// ([`PartBuffers`]) and the file put whole when it completes. A create-new `Put` checks that
+/// the file is absent, then writes it: not atomic against another writer of the same
+/// directory (the page is the only writer of its tables).
 async fn dir_write(root: &DirHandle, op: &IoOp) -> IoAnswer {
     match op {
-        IoOp::Put { path, bytes, mode } => {
-            if *mode == paimon_kernel::io::PutMode::CreateNew {
-                match dir_file(root, path).await {
-                    Lookup::Found(_) => return IoAnswer::error(IoErrorKind::AlreadyExists),
-                    Lookup::NotFound => {}
-                    Lookup::Failed(e) => return other(format!("{path}: {e}")),
-                }
-            }
-            let (dir, name) = match parent_dir(root, path, true).await {
-                Ok(Some(x)) => x,
-                Ok(None) => return other(format!("{path}: no such directory")),
-                Err(e) => return other(e),
-            };
-            match write_file(&dir, name, bytes).await {
-                Ok(()) => IoAnswer::Done,
-                Err(e) => other(format!("writing {path}: {}", js_message(&e))),
-            }
-        }
+        IoOp::Put { path, bytes, mode } => dir_put(root, path, bytes, *mode).await,
         IoOp::Delete { path } => {
             let (dir, name) = match parent_dir(root, path, false).await {
                 Ok(Some(x)) => x,
@@ -710,9 +769,25 @@ async fn dir_write(root: &DirHandle, op: &IoOp) -> IoAnswer {
                 },
             }
         }
-        IoOp::PutPart { .. } | IoOp::PutComplete { .. } | IoOp::PutAbort { .. } => unsupported(
-            "streamed writes (blob bytes copied from file references) to a picked directory",
-        ),
+        // Directory handles get whole files: the parts of a streamed write are buffered and
+        // the file written (create-new) when it completes.
+        IoOp::PutPart { path, part, bytes } => {
+            match DIR_UPLOADS.with(|u| u.borrow_mut().part(path, *part, bytes)) {
+                Ok(()) => IoAnswer::Done,
+                Err(e) => other(e),
+            }
+        }
+        IoOp::PutComplete { path, parts } => {
+            let bytes = match DIR_UPLOADS.with(|u| u.borrow_mut().complete(path, *parts)) {
+                Ok(b) => b,
+                Err(a) => return a,
+            };
+            dir_put(root, path, &bytes, paimon_kernel::io::PutMode::CreateNew).await
+        }
+        IoOp::PutAbort { path } => {
+            DIR_UPLOADS.with(|u| u.borrow_mut().abort(path));
+            IoAnswer::Done
+        }
         _ => unsupported("not a write"),
     }
 }
@@ -773,4 +848,39 @@ pub fn memory_from_js(value: &JsValue) -> Result<MemoryStore, String> {
             .insert(path.trim_start_matches('/').to_string(), bytes.into());
     }
     Ok(store)
+}
+
+#[cfg(test)]
+mod part_buffer_tests {
+    use super::*;
+
+    #[test]
+    fn parts_in_order_make_the_file_and_out_of_order_ones_are_refused() {
+        let mut b = PartBuffers::default();
+        b.part("a", 0, b"he").unwrap();
+        b.part("a", 1, b"llo").unwrap();
+        assert!(b.part("a", 3, b"x").unwrap_err().contains("out of order"));
+        assert!(
+            b.part("b", 1, b"x")
+                .unwrap_err()
+                .contains("no streamed write")
+        );
+        assert_eq!(b.complete("a", 2).unwrap(), b"hello");
+        assert!(matches!(
+            b.complete("a", 2),
+            Err(IoAnswer::Error {
+                kind: IoErrorKind::NotFound,
+                ..
+            })
+        ));
+        b.part("c", 0, b"x").unwrap();
+        assert!(b.complete("c", 2).is_err(), "a missing part");
+        b.part("d", 0, b"x").unwrap();
+        b.abort("d");
+        assert!(b.complete("d", 1).is_err(), "aborted");
+        // Part 0 again restarts an abandoned upload.
+        b.part("e", 0, b"old").unwrap();
+        b.part("e", 0, b"new").unwrap();
+        assert_eq!(b.complete("e", 1).unwrap(), b"new");
+    }
 }
