@@ -25,8 +25,8 @@ use crate::spec::schema::{decode_schema, schema_path};
 use crate::spec::snapshot::Snapshot;
 use crate::spec::{
     BinaryRow, DataField, DataFileMeta, Datum, FileKind, IndexManifestEntry, ManifestEntry,
-    ManifestFileMeta, TableSchema, decode_index_manifest, decode_manifest, decode_manifest_list,
-    merge_entries,
+    ManifestFileMeta, TableSchema, decode_index_manifest, decode_manifest_into,
+    decode_manifest_list, merge_entries,
 };
 
 use super::split::{
@@ -455,18 +455,36 @@ pub async fn read_data_manifests<T>(
     Ok(all)
 }
 
-/// Every manifest entry of the given manifests, in manifest order (one round).
+/// Every manifest entry of the given manifests, in manifest order (one round of reads).
+///
+/// The manifests' bytes are read together, then decoded in order into one `Vec` sized from
+/// the manifest list's entry counts (at most one entry per 16 bytes read, so a corrupt count
+/// cannot reserve more than the files could hold): a plan of many files holds its entries
+/// once, not once per manifest and again gathered.
 pub async fn read_manifest_entries<T>(
     io: &Io<T>,
     manifests: &[ManifestFileMeta],
 ) -> Result<Vec<ManifestEntry>> {
-    let per_file = try_join_all(manifests.iter().map(|m| async move {
+    let files = try_join_all(manifests.iter().map(|m| async move {
         let path = format!("{MANIFEST_DIR}/{}", m.file_name);
         let bytes = io.read(&path).await?;
-        decode_manifest(&bytes, &path)
+        Ok::<_, Error>((path, bytes))
     }))
     .await?;
-    Ok(per_file.into_iter().flatten().collect())
+    let counted: i64 = manifests
+        .iter()
+        .map(|m| {
+            m.num_added_files
+                .max(0)
+                .saturating_add(m.num_deleted_files.max(0))
+        })
+        .fold(0, i64::saturating_add);
+    let read: usize = files.iter().map(|(_, b)| b.len()).sum();
+    let mut entries = Vec::with_capacity(usize::try_from(counted).unwrap_or(0).min(read / 16));
+    for (path, bytes) in files {
+        decode_manifest_into(&bytes, &path, &mut entries)?;
+    }
+    Ok(entries)
 }
 
 /// The live data files of a snapshot (ADD entries after merging base and delta manifests),
@@ -487,23 +505,19 @@ pub(crate) fn live_of_merged(
     snapshot_id: i64,
     merged: Vec<ManifestEntry>,
 ) -> Result<Vec<ManifestEntry>> {
-    let mut live = Vec::with_capacity(merged.len());
-    for e in merged {
-        match e.kind {
-            FileKind::Add => live.push(e),
-            FileKind::Delete => {
-                return Err(Error::corrupt(
-                    format!("snapshot-{snapshot_id}"),
-                    "manifest",
-                    format!(
-                        "DELETE entry for data file {} (bucket {}) without a matching ADD",
-                        e.file.file_name, e.bucket
-                    ),
-                ));
-            }
-        }
+    // Every entry must be an ADD: checked first, so `merged` is returned as it is (no copy
+    // of a large plan's entries).
+    if let Some(e) = merged.iter().find(|e| e.kind == FileKind::Delete) {
+        return Err(Error::corrupt(
+            format!("snapshot-{snapshot_id}"),
+            "manifest",
+            format!(
+                "DELETE entry for data file {} (bucket {}) without a matching ADD",
+                e.file.file_name, e.bucket
+            ),
+        ));
     }
-    Ok(live)
+    Ok(merged)
 }
 
 /// Entries of the snapshot's index manifest (empty when it has none).

@@ -24,12 +24,39 @@ pub(crate) fn read_records(
     path: &str,
     format: &'static str,
 ) -> Result<Vec<Vec<(String, Value)>>> {
+    let mut out = Vec::new();
+    for_each_record(bytes, path, format, |_, fields| {
+        out.push(fields);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// As [`read_records`], handing each record to `visit` (with its index) as soon as it is
+/// decoded instead of collecting them: a manifest of many entries is then never held as
+/// generic Avro values all at once, only as what `visit` keeps. The first error of `visit`
+/// stops the decoding and is returned.
+///
+/// # Errors
+/// As [`read_records`]; whatever `visit` returns.
+pub(crate) fn for_each_record(
+    bytes: &[u8],
+    path: &str,
+    format: &'static str,
+    mut visit: impl FnMut(usize, Vec<(String, Value)>) -> Result<()>,
+) -> Result<()> {
     // Parquet and ORC manifests (`manifest.format`) decode to the same generic records.
     use super::manifest_columnar::{ManifestFileFormat, read_columnar_records};
     if let Some(f @ (ManifestFileFormat::Parquet | ManifestFileFormat::Orc)) =
         ManifestFileFormat::sniff(bytes)
     {
-        return read_columnar_records(bytes, path, f);
+        for (i, fields) in read_columnar_records(bytes, path, f)?
+            .into_iter()
+            .enumerate()
+        {
+            visit(i, fields)?;
+        }
+        return Ok(());
     }
     check_header_map(bytes, path, format)?;
     // bzip2 and xz blocks are decompressed here (apache-avro's decoders panic on bad blocks).
@@ -37,7 +64,12 @@ pub(crate) fn read_records(
     let bytes = plain.as_deref().unwrap_or(bytes);
     // apache-avro 0.21 panics on some invalid writer schemas (an `unwrap` on a bad record
     // name in `Name::parse`, found by fuzzing): turn its panics into an error on this file.
-    std::panic::catch_unwind(|| decode_container(bytes, path, format)).unwrap_or_else(|_| {
+    // `visit` only runs between the decoder's steps; a panic of its own is reported the same
+    // way (it is never expected: visitors return errors).
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decode_container(bytes, path, format, &mut visit)
+    }))
+    .unwrap_or_else(|_| {
         Err(Error::corrupt(
             path,
             format,
@@ -50,10 +82,10 @@ fn decode_container(
     bytes: &[u8],
     path: &str,
     format: &'static str,
-) -> Result<Vec<Vec<(String, Value)>>> {
+    visit: &mut impl FnMut(usize, Vec<(String, Value)>) -> Result<()>,
+) -> Result<()> {
     let reader = apache_avro::Reader::new(bytes)
         .map_err(|e| Error::corrupt(path, format, format!("bad Avro container header: {e}")))?;
-    let mut out = Vec::new();
     for (i, value) in reader.enumerate() {
         let value =
             value.map_err(|e| Error::corrupt(path, format, format!("Avro record {i}: {e}")))?;
@@ -64,7 +96,7 @@ fn decode_container(
             v => v,
         };
         match value {
-            Value::Record(fields) => out.push(fields),
+            Value::Record(fields) => visit(i, fields)?,
             other => {
                 return Err(Error::corrupt(
                     path,
@@ -74,7 +106,7 @@ fn decode_container(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Walk the metadata map of the container header (magic `Obj\x01`, then blocks of

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::Result;
-use crate::spec::avro::{Rec, check_version, read_records};
+use crate::spec::avro::{Rec, check_version, for_each_record};
 use crate::spec::avro_write::{
     AvroWriteOptions, TOP_RECORD, field, nested, record, write_container,
 };
@@ -135,19 +135,28 @@ impl ManifestEntry {
 /// [`Error::Unsupported`](crate::Error::Unsupported) for `_VERSION` ≠ 2 (1 asks to recreate
 /// the table).
 pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
-    let records = read_records(bytes, path, AVRO_MANIFEST_FORMAT)?;
+    let mut entries = Vec::new();
+    decode_manifest_into(bytes, path, &mut entries)?;
+    Ok(entries)
+}
+
+/// As [`decode_manifest`], appending the entries to `out` (a planner gathering many manifests
+/// into one `Vec` of known capacity). On error, `out` may hold some entries of this file.
+///
+/// # Errors
+/// As [`decode_manifest`].
+pub fn decode_manifest_into(bytes: &[u8], path: &str, out: &mut Vec<ManifestEntry>) -> Result<()> {
+    // Each entry is decoded as its Avro record comes: a manifest of many entries is never
+    // held as generic Avro values all at once (they take several times the entries' size).
     let origin: Arc<str> = Arc::from(path);
-    records
-        .iter()
-        .enumerate()
-        .map(|(i, fields)| {
-            let what = format!("manifest entry {i}");
-            ManifestEntry::decode(
-                &Rec::new(fields, path, AVRO_MANIFEST_FORMAT, &what),
-                &origin,
-            )
-        })
-        .collect()
+    for_each_record(bytes, path, AVRO_MANIFEST_FORMAT, |i, fields| {
+        let what = format!("manifest entry {i}");
+        out.push(ManifestEntry::decode(
+            &Rec::new(&fields, path, AVRO_MANIFEST_FORMAT, &what),
+            &origin,
+        )?);
+        Ok(())
+    })
 }
 
 /// Encode a manifest file with Java's Avro schema (`_VERSION` 2 then the `ManifestEntry`
@@ -202,9 +211,12 @@ pub fn encode_manifest(entries: &[ManifestEntry], options: &AvroWriteOptions) ->
 pub fn merge_entries(
     entries: impl IntoIterator<Item = ManifestEntry>,
 ) -> Result<Vec<ManifestEntry>> {
-    let mut slots: Vec<Option<ManifestEntry>> = Vec::new();
+    // Merged in place (a `Vec` given is reused): only the identities and a keep flag per
+    // entry are held beside the entries, never a second copy of them.
+    let mut entries: Vec<ManifestEntry> = entries.into_iter().collect();
+    let mut keep = vec![true; entries.len()];
     let mut index: BTreeMap<FileIdentifier, usize> = BTreeMap::new();
-    for entry in entries {
+    for (pos, entry) in entries.iter().enumerate() {
         let id = entry.identifier();
         match entry.kind {
             FileKind::Add => {
@@ -217,18 +229,94 @@ pub fn merge_entries(
                         ),
                     ));
                 }
-                index.insert(id, slots.len());
-                slots.push(Some(entry));
+                index.insert(id, pos);
             }
             FileKind::Delete => {
                 if let Some(i) = index.remove(&id) {
-                    slots[i] = None;
+                    keep[i] = false;
+                    keep[pos] = false;
                 } else {
-                    index.insert(id, slots.len());
-                    slots.push(Some(entry));
+                    index.insert(id, pos);
                 }
             }
         }
     }
-    Ok(slots.into_iter().flatten().collect())
+    let mut flags = keep.into_iter();
+    entries.retain(|_| flags.next().unwrap_or(true));
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+    use crate::spec::SimpleStats;
+    use crate::spec::data_file::FileSource;
+
+    fn entry(kind: FileKind, name: &str, bucket: i32) -> ManifestEntry {
+        ManifestEntry {
+            kind,
+            partition: BinaryRow::empty(),
+            bucket,
+            total_buckets: 2,
+            file: DataFileMeta {
+                file_name: name.into(),
+                file_size: 10,
+                row_count: 1,
+                min_key: BinaryRow::empty(),
+                max_key: BinaryRow::empty(),
+                key_stats: SimpleStats::empty(),
+                value_stats: SimpleStats::empty(),
+                min_sequence_number: 0,
+                max_sequence_number: 0,
+                schema_id: 0,
+                level: 0,
+                extra_files: vec![],
+                creation_time_millis: None,
+                delete_row_count: Some(0),
+                embedded_index: None,
+                file_source: Some(FileSource::Append),
+                value_stats_cols: None,
+                external_path: None,
+                first_row_id: None,
+                write_cols: None,
+                write_cols_sequences: None,
+            },
+        }
+    }
+
+    fn names(entries: &[ManifestEntry]) -> Vec<(FileKind, String, i32)> {
+        entries
+            .iter()
+            .map(|e| (e.kind, e.file.file_name.clone(), e.bucket))
+            .collect()
+    }
+
+    #[test]
+    fn merging_drops_added_then_deleted_files_and_keeps_order_and_unmatched_deletes() {
+        use FileKind::{Add, Delete};
+        let merged = merge_entries(vec![
+            entry(Add, "a", 0),
+            entry(Add, "b", 0),
+            entry(Add, "a", 1), // another identity: same name, other bucket
+            entry(Delete, "a", 0),
+            entry(Delete, "c", 0), // its ADD is in an earlier manifest: kept
+            entry(Add, "d", 1),
+            entry(Delete, "e", 1),
+            entry(Delete, "e", 1), // a second DELETE of a kept DELETE removes both
+        ])
+        .unwrap();
+        assert_eq!(
+            names(&merged),
+            vec![
+                (Add, "b".to_string(), 0),
+                (Add, "a".to_string(), 1),
+                (Delete, "c".to_string(), 0),
+                (Add, "d".to_string(), 1),
+            ]
+        );
+        let err = merge_entries(vec![entry(Add, "a", 0), entry(Add, "a", 0)]).unwrap_err();
+        assert!(err.to_string().contains("trying to add file a"), "{err}");
+        // An ADD after an unmatched DELETE of the same identity is a repeated identity too.
+        assert!(merge_entries(vec![entry(Delete, "x", 0), entry(Add, "x", 0)]).is_err());
+    }
 }

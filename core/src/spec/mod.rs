@@ -25,7 +25,8 @@ pub use index_manifest::{
     decode_index_manifest, encode_index_manifest,
 };
 pub use manifest::{
-    FileIdentifier, FileKind, ManifestEntry, decode_manifest, encode_manifest, merge_entries,
+    FileIdentifier, FileKind, ManifestEntry, decode_manifest, decode_manifest_into,
+    encode_manifest, merge_entries,
 };
 pub use manifest_list::{ManifestFileMeta, decode_manifest_list, encode_manifest_list};
 pub use options::{ChangelogProducer, CoreOptions, MergeEngine};
