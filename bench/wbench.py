@@ -140,7 +140,11 @@ def prepare(case):
     elif case in ("K1", "K2"):
         def b(p):
             shutil.rmtree(p, ignore_errors=True)
-            out = sh([KBENCH, "build", p, "1000", "100"])
+            # `unaware` (bucket -1): its writers restore nothing, so the 1,000 build commits stay
+            # linear; a fixed-bucket build plans every live file before each commit (quadratic,
+            # stopped at 700 snapshots in results/2026-12-01.md). K1_BUILD=fixed builds that one.
+            kind = os.environ.get("K1_BUILD", "unaware")
+            out = sh([KBENCH, "build", p, "1000", "100"] + ([] if kind == "fixed" else [kind]))
             print("   ", out.strip().splitlines()[-1])
         once("p_k1", b)
 
@@ -442,7 +446,8 @@ def write_model_ipc(case):
 
 
 def java_repeat(case, n, log):
-    """Java jobs in one JVM: [(iteration, ms)] (iteration 0 = cold)."""
+    """Java jobs in one JVM: iterations_ms [(iteration, ms)] (iteration 0 = cold) and
+    iterations_cpu_ms [(iteration, CPU ms of the whole JVM during the job)]."""
     if case in ("W1", "W2"):
         cmd = [JAVA_RUN, "write", "pk" if case == "W2" else "append", t("%s_javarep" % case.lower()),
                inp("w2_pk_1m" if case == "W2" else "w1_append_2m", "parquet"), "--repeat", str(n)]
@@ -455,12 +460,14 @@ def java_repeat(case, n, log):
     else:
         return None
     r = timed(cmd, log)
-    its = []
+    its, cpu = [], []
     for ln in r["stdout"].splitlines():
         kv = dict(x.split("=", 1) for x in ln.split() if "=" in x)
         if "iter" in kv:
             its.append((int(kv["iter"]), sum(int(kv[k]) for k in key)))
-    return {"iterations_ms": its, "process": r}
+            if "cpu_ms" in kv:
+                cpu.append((int(kv["iter"]), int(kv["cpu_ms"])))
+    return {"iterations_ms": its, "iterations_cpu_ms": cpu, "process": r}
 
 
 def med(xs):

@@ -86,6 +86,10 @@ def main():
                   "warm (last) = %d ms; process peak RSS %.0f MiB." % (
                       ",".join(str(i) for i, _ in its), ", ".join("%d" % ms for _, ms in its),
                       its[-1][1], p["rss_mib"]))
+            cpu = reps[c].get("iterations_cpu_ms") or []
+            if cpu:
+                print("Java CPU per job in that JVM (all its threads, JIT and GC included): %s ms; "
+                      "warm (last) = %d CPU ms." % (", ".join("%d" % ms for _, ms in cpu), cpu[-1][1]))
         rat = []
         def r_(a, b, label):
             if a in st and b in st and st[b][0] > 0 and st[b][1] > 0:

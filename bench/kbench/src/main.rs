@@ -13,9 +13,20 @@
 //!       (ids qty + 1000 j), so each commit adds FILES_PER_COMMIT files to one new partition, as
 //!       a table partitioned by day does; with 700 commits the last 10 write qty 0..=9, the
 //!       partitions `kbench commit TABLE 1 1` writes (its ids 1,000,000,000..+10).
+//!   kbench build TABLE COMMITS FILES_PER_COMMIT unaware
+//!       as `build`, but `bucket` = -1 with `target-file-size` = 1b: the one writer of a commit
+//!       writes FILES_PER_COMMIT batches of 10 rows, and each becomes its own file. Writers of
+//!       such a table restore nothing, so the build's commits stay as fast at snapshot 1,000 as
+//!       at snapshot 1 (a fixed-bucket writer plans every live file of its partition first).
 //!   kbench commit TABLE WRITERS BUCKETS
-//!       WRITERS writers each write 10 * BUCKETS rows to TABLE (so about WRITERS * BUCKETS files),
-//!       then ONE commit of all their messages is timed.
+//!       WRITERS writers each write 10 * BUCKETS rows to TABLE in batches of 10 rows (so about
+//!       WRITERS * BUCKETS files, on a fixed-bucket and on an `unaware` table), then ONE commit
+//!       of all their messages is timed.
+//!   kbench plan TABLE
+//!       plans a scan of TABLE's latest snapshot (`TableScan::plan`: snapshot, manifest lists,
+//!       every manifest, splits) and prints the splits, the data files and the in-process
+//!       milliseconds (case K2 without any output formatting; run it under `/usr/bin/time -v`
+//!       for CPU and peak RSS).
 //! Every write holds real rows and real files; nothing is synthesized.
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
@@ -71,9 +82,14 @@ fn batch_of(ids: Vec<i64>) -> Res<RecordBatch> {
     Ok(RecordBatch::try_new(schema(), cols)?)
 }
 
+/// One writer of `rows` rows with ids from `first`, given in batches of 10 rows (on a
+/// fixed-bucket table each bucket's rows still go to one file; on an `unaware` table with its
+/// 1b target each batch rolls to a file of its own).
 async fn write_once(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMessage>> {
     let mut w = table.new_write().await?;
-    w.write(&batch(first, rows)?).await?;
+    for start in (0..rows).step_by(10) {
+        w.write(&batch(first + start as i64, 10.min(rows - start))?).await?;
+    }
     Ok(w.prepare_commit().await?)
 }
 
@@ -86,9 +102,16 @@ async fn main() -> Res<()> {
                 (&args[2], args[3].parse()?, args[4].parse()?);
             let t0 = Instant::now();
             let daily = args.get(5).map(String::as_str) == Some("daily");
+            let unaware = args.get(5).map(String::as_str) == Some("unaware");
             let mut json = SCHEMA_JSON.replace("BUCKETS", &files.to_string());
             if daily {
                 json = json.replace(r#""options""#, r#""partitionKeys": ["qty"], "options""#);
+            }
+            if unaware {
+                json = SCHEMA_JSON.replace(
+                    r#""bucket": "BUCKETS", "bucket-key": "id""#,
+                    r#""bucket": "-1", "target-file-size": "1b""#,
+                );
             }
             let table = Table::create(dir, json.as_bytes()).await?;
             let rows = 10 * files;
@@ -116,11 +139,9 @@ async fn main() -> Res<()> {
             let mut msgs = Vec::new();
             let mut files = 0usize;
             for k in 0..writers {
-                let mut w = table.new_write().await?;
                 // 10 rows per bucket on average, ids past the build's range.
                 let rows = 10 * buckets;
-                w.write(&batch(1_000_000_000 + (k * rows) as i64, rows)?).await?;
-                let m = w.prepare_commit().await?;
+                let m = write_once(&table, 1_000_000_000 + (k * rows) as i64, rows).await?;
                 files += m.iter().map(|m| m.data_increment.new_files.len()).sum::<usize>();
                 msgs.extend(m);
             }
@@ -136,8 +157,16 @@ async fn main() -> Res<()> {
                 out.attempts
             );
         }
+        Some("plan") => {
+            let table = Table::open(&args[2]).await?;
+            let t0 = Instant::now();
+            let plan = table.scan().plan().await?;
+            let ms = t0.elapsed().as_secs_f64() * 1000.0;
+            let files: usize = plan.splits.iter().map(|s| s.data_files.len()).sum();
+            println!("splits={} files={files} plan_ms={ms:.1}", plan.splits.len());
+        }
         _ => {
-            eprintln!("usage: kbench build TABLE COMMITS FILES_PER_COMMIT | kbench commit TABLE WRITERS BUCKETS");
+            eprintln!("usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench plan TABLE");
             std::process::exit(2);
         }
     }

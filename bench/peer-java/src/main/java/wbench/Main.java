@@ -34,7 +34,8 @@ import org.apache.paimon.types.RowType;
 
 /**
  * Write / compaction peer of the bench (Java Paimon 1.4.2). Every mode runs its job --repeat N
- * times in one JVM and prints one line per iteration (iteration 0 is the cold JIT run).
+ * times in one JVM and prints one line per iteration (iteration 0 is the cold JIT run), with its
+ * wall milliseconds and {@code cpu_ms}: the CPU time of the whole JVM during the iteration.
  *
  * <pre>
  * write append|pk TABLE INPUT.parquet [--repeat N] [--option k=v]...
@@ -63,6 +64,14 @@ public class Main {
 
     static long ms(long t0) {
         return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    /** CPU milliseconds used so far by the whole JVM (every thread: JIT compiler and GC too). */
+    static long cpuMs() {
+        return ((com.sun.management.OperatingSystemMXBean)
+                                java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                        .getProcessCpuTime()
+                / 1_000_000;
     }
 
     interface RowSink {
@@ -148,6 +157,7 @@ public class Main {
     static void write(int it, boolean pk, String dir, String input, Map<String, String> opts)
             throws Exception {
         rmrf(dir);
+        long c0 = cpuMs();
         long t0 = System.nanoTime();
         Schema.Builder b = Schema.newBuilder();
         for (org.apache.paimon.types.DataField f : rowType(pk).getFields()) {
@@ -180,14 +190,15 @@ public class Main {
         }
         long tCommit = ms(t2);
         System.out.printf(
-                "iter=%d mode=write kind=%s rows=%d create_ms=%d write_ms=%d commit_ms=%d total_ms=%d table=%s%n",
-                it, pk ? "pk" : "append", rows, tCreate, tWrite, tCommit, ms(t0), dir);
+                "iter=%d mode=write kind=%s rows=%d create_ms=%d write_ms=%d commit_ms=%d total_ms=%d cpu_ms=%d table=%s%n",
+                it, pk ? "pk" : "append", rows, tCreate, tWrite, tCommit, ms(t0), cpuMs() - c0, dir);
     }
 
     static void compact(int it, String kind, String pristine, String work) throws Exception {
         if (!pristine.equals("-")) {
             copy(pristine, work);
         }
+        long c0 = cpuMs();
         long t0 = System.nanoTime();
         FileStoreTable table = open(work);
         String user = UUID.randomUUID().toString();
@@ -238,7 +249,7 @@ public class Main {
             c.commit(msgs);
         }
         System.out.printf(
-                "iter=%d mode=compact kind=%s tasks=%d compact_ms=%d commit_ms=%d total_ms=%d table=%s%n",
-                it, kind, tasks, tCompact, ms(t1), ms(t0), work);
+                "iter=%d mode=compact kind=%s tasks=%d compact_ms=%d commit_ms=%d total_ms=%d cpu_ms=%d table=%s%n",
+                it, kind, tasks, tCompact, ms(t1), ms(t0), cpuMs() - c0, work);
     }
 }
