@@ -299,18 +299,32 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         None => entries,
     };
 
-    // Group by partition then bucket, in first-seen order (Java's LinkedHashMap).
+    // Group by partition then bucket, in first-seen order (Java's LinkedHashMap). Two passes:
+    // the groups' sizes first, so each group's `Vec` is allocated once at its size (a plan of
+    // many files then holds the entries twice at most while they move, without growth slack).
     let mut groups: Vec<((BinaryRow, i32), Vec<ManifestEntry>)> = Vec::new();
     let mut index: BTreeMap<(Vec<u8>, i32), usize> = BTreeMap::new();
-    for e in entries {
+    let mut group_of: Vec<usize> = Vec::with_capacity(entries.len());
+    let mut sizes: Vec<usize> = Vec::new();
+    for e in &entries {
         let key = (e.partition.row_bytes().to_vec(), e.bucket);
-        match index.get(&key) {
-            Some(&i) => groups[i].1.push(e),
+        let g = match index.get(&key) {
+            Some(&g) => g,
             None => {
                 index.insert(key, groups.len());
-                groups.push(((e.partition.clone(), e.bucket), vec![e]));
+                groups.push(((e.partition.clone(), e.bucket), Vec::new()));
+                sizes.push(0);
+                groups.len() - 1
             }
-        }
+        };
+        sizes[g] += 1;
+        group_of.push(g);
+    }
+    for (group, size) in groups.iter_mut().zip(&sizes) {
+        group.1.reserve_exact(*size);
+    }
+    for (e, g) in entries.into_iter().zip(group_of) {
+        groups[g].1.push(e);
     }
     // Java groups by partition first (a map of maps): stable-sort by first partition position.
     let mut partition_order: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
