@@ -1260,13 +1260,9 @@ impl Table {
                 .entry(first)
                 .or_insert_with(|| (e.file.row_count, e.partition.clone(), e.bucket));
         }
-        // Input rows by range.
+        // Input rows by range (a row id given twice is found below, per range).
         let mut by_range: BTreeMap<i64, Vec<(i64, usize)>> = BTreeMap::new();
-        let mut seen = std::collections::BTreeSet::new();
         for (i, id) in row_ids.values().iter().enumerate() {
-            if !seen.insert(*id) {
-                return Err(invalid(format!("_ROW_ID {id} is given twice")));
-            }
             let start = ranges
                 .range(..=*id)
                 .next_back()
@@ -1329,15 +1325,51 @@ impl Table {
             .map_err(|e| invalid(format!("reading the current values: {e}")))?;
             Some(all)
         };
-        // Position of each row id in `current`.
-        let mut current_pos: BTreeMap<i64, usize> = BTreeMap::new();
+        // Position in `current` of each row of the touched ranges, a dense slot per row of
+        // each range (`NOT_READ`: the read did not return it: a deletion vector hides it).
+        const NOT_READ: u32 = u32::MAX;
+        // (first row id, slots), ascending by first row id.
+        let mut current_pos: Vec<(i64, Vec<u32>)> = Vec::new();
         if let Some(cur) = &current {
+            for first in by_range.keys() {
+                let n = usize::try_from(ranges[first].0)
+                    .map_err(|_| invalid("bad row count".into()))?;
+                current_pos.push((*first, vec![NOT_READ; n]));
+            }
             let ids = cur
                 .column_by_name("_ROW_ID")
                 .ok_or_else(|| invalid("the read returned no _ROW_ID".into()))?
                 .as_primitive::<arrow_array::types::Int64Type>();
+            // Rows come a split at a time, in row-id order within a range: keep the range of
+            // the previous row and search only when a row lies outside it.
+            let mut last = 0usize;
             for (i, id) in ids.values().iter().enumerate() {
-                current_pos.insert(*id, i);
+                let i = u32::try_from(i)
+                    .ok()
+                    .filter(|i| *i != NOT_READ)
+                    .ok_or_else(|| invalid("more than 2^32 - 1 current rows".into()))?;
+                let within = |(first, slots): &(i64, Vec<u32>)| {
+                    usize::try_from(*id - *first)
+                        .ok()
+                        .filter(|k| *k < slots.len())
+                };
+                if current_pos.get(last).and_then(within).is_none() {
+                    last = current_pos
+                        .partition_point(|(first, _)| *first <= *id)
+                        .saturating_sub(1);
+                }
+                let slot = current_pos.get_mut(last).and_then(|range| {
+                    let k = within(range)?;
+                    range.1.get_mut(k)
+                });
+                match slot {
+                    Some(slot) => *slot = i,
+                    None => {
+                        return Err(invalid(format!(
+                            "the read returned _ROW_ID {id}, outside the touched ranges"
+                        )));
+                    }
+                }
             }
         }
         let mut rows_updated = 0u64;
@@ -1348,9 +1380,17 @@ impl Table {
             let mut from_input: Vec<Option<u32>> = vec![None; n];
             for (id, i) in touched_rows {
                 let at = (*id - *first) as usize;
+                if touched[at] {
+                    return Err(invalid(format!("_ROW_ID {id} is given twice")));
+                }
                 touched[at] = true;
                 from_input[at] = Some(*i as u32);
             }
+            let slots = current_pos
+                .binary_search_by_key(first, |(f, _)| *f)
+                .ok()
+                .and_then(|k| current_pos.get(k))
+                .map(|(_, slots)| slots);
             rows_updated += touched_rows.len() as u64;
             let mut cols = Vec::new();
             for (pos, input_pos) in &columns {
@@ -1377,16 +1417,20 @@ impl Table {
                     let first_touched = touched.iter().position(|t| *t).unwrap_or_default();
                     let mut idx: Vec<(usize, usize)> = Vec::with_capacity(n);
                     for (r, t) in touched.iter().enumerate() {
-                        let id = *first + r as i64;
+                        let at = slots
+                            .and_then(|s| s.get(r))
+                            .copied()
+                            .filter(|at| *at != NOT_READ);
                         if *t {
-                            if !current_pos.contains_key(&id) {
+                            if at.is_none() {
+                                let id = *first + r as i64;
                                 return Err(invalid(format!(
                                     "_ROW_ID {id} was deleted (a deletion vector hides it)"
                                 )));
                             }
                             idx.push((1, r));
-                        } else if let Some(at) = current_pos.get(&id) {
-                            idx.push((0, *at));
+                        } else if let Some(at) = at {
+                            idx.push((0, at as usize));
                         } else if field.data_type.nullable {
                             idx.push((2, 0));
                         } else {
