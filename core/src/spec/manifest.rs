@@ -249,8 +249,6 @@ pub fn merge_entries(
 #[cfg(test)]
 mod merge_tests {
     use super::*;
-    use crate::spec::SimpleStats;
-    use crate::spec::data_file::FileSource;
 
     fn entry(kind: FileKind, name: &str, bucket: i32) -> ManifestEntry {
         ManifestEntry {
@@ -260,26 +258,8 @@ mod merge_tests {
             total_buckets: 2,
             file: DataFileMeta {
                 file_name: name.into(),
-                file_size: 10,
                 row_count: 1,
-                min_key: BinaryRow::empty(),
-                max_key: BinaryRow::empty(),
-                key_stats: SimpleStats::empty(),
-                value_stats: SimpleStats::empty(),
-                min_sequence_number: 0,
-                max_sequence_number: 0,
-                schema_id: 0,
-                level: 0,
-                extra_files: vec![],
-                creation_time_millis: None,
-                delete_row_count: Some(0),
-                embedded_index: None,
-                file_source: Some(FileSource::Append),
-                value_stats_cols: None,
-                external_path: None,
-                first_row_id: None,
-                write_cols: None,
-                write_cols_sequences: None,
+                ..DataFileMeta::test_default()
             },
         }
     }

@@ -75,18 +75,8 @@ async fn write_streamed(schema: &str) {
         .to_batches()
         .await
         .unwrap();
-    let mut ours: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(|r| r.to_string())
-        .collect();
-    ours.sort();
-    let mut expected: Vec<String> = canonical::batches_rows(&[batch(0, 200_000)])
-        .unwrap()
-        .iter()
-        .map(|r| r.to_string())
-        .collect();
-    expected.sort();
+    let ours = oracle::sorted_strings(&canonical::batches_rows(&batches).unwrap());
+    let expected = oracle::sorted_strings(&canonical::batches_rows(&[batch(0, 200_000)]).unwrap());
     assert!(ours == expected, "our read differs from the input");
     if let Some(java) = oracle::java_rows(&loc) {
         assert_eq!(java.len(), expected.len());
@@ -165,18 +155,8 @@ async fn blobs_streamed(dir: &std::path::Path, schema: &str, java: bool) {
         .to_batches()
         .await
         .unwrap();
-    let mut ours: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(|r| r.to_string())
-        .collect();
-    ours.sort();
-    let mut expected: Vec<String> = canonical::batches_rows(&[input])
-        .unwrap()
-        .iter()
-        .map(|r| r.to_string())
-        .collect();
-    expected.sort();
+    let ours = oracle::sorted_strings(&canonical::batches_rows(&batches).unwrap());
+    let expected = oracle::sorted_strings(&canonical::batches_rows(&[input]).unwrap());
     assert!(ours == expected, "our read differs from the input");
     if java && let Some(rows) = oracle::java_rows(dir) {
         assert!(rows == expected, "Java's read differs from the input");
@@ -303,17 +283,7 @@ async fn a_store_without_multipart_uploads_gets_large_files_in_one_put() {
     let batches = table.scan().to_batches().await.unwrap();
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
     assert_eq!(rows, 200_000);
-    let mut ours: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(|r| r.to_string())
-        .collect();
-    ours.sort();
-    let mut expected: Vec<String> = canonical::batches_rows(&[batch(0, 200_000)])
-        .unwrap()
-        .iter()
-        .map(|r| r.to_string())
-        .collect();
-    expected.sort();
+    let ours = oracle::sorted_strings(&canonical::batches_rows(&batches).unwrap());
+    let expected = oracle::sorted_strings(&canonical::batches_rows(&[batch(0, 200_000)]).unwrap());
     assert!(ours == expected, "the read differs from the input");
 }
