@@ -42,7 +42,7 @@ JAVA_RUN = os.environ.get("JAVA_RUN", os.path.join(HERE, "peer-java", "run"))
 PK = os.path.join(BIN, "paimon-kernel")
 PY = sys.executable
 PYRUST = os.environ.get("PYRUST", os.path.expanduser("~/.cache/paimon-kernel/venv-rust/bin/python"))
-JAVA_CHECK = os.environ.get("PAIMON_JAVA_CHECK_DIR", os.path.expanduser("~/.cache/paimon-kernel/java-check"))
+JAVA_CHECK = os.environ.get("PAIMON_JAVA_CHECK_DIR", os.path.expanduser("~/.cache/paimon-kernel/java-check-2.0.0"))
 
 FIELDS = [("id", "BIGINT"), ("name", "STRING"), ("city", "STRING"), ("amount", "DOUBLE"),
           ("qty", "INT"), ("ts", "TIMESTAMP(6)"), ("flag", "BOOLEAN"), ("note", "STRING")]

@@ -17,11 +17,11 @@ ROWS = {"W1": 2_000_000, "W2": 1_000_000, "W3": 200_000, "C1_dedup": 1_000_000,
         "C1_partial": 1_000_000, "C1_agg": 1_000_000, "C2": 1_000_000, "C3": 2_000_000, "W4": 100}
 BLOB_MIB = {"W4": 100}
 NAMES = {"kernel": "paimon-kernel CLI (2 cores)", "kernel1c": "paimon-kernel CLI, `taskset -c 0`",
-         "paimon": "`paimon` crate 0.4.0", "pypaimon": "pypaimon 2.1.0", "java": "Java Paimon 1.4.2 (process)",
+         "paimon": "`paimon` crate 0.4.0", "pypaimon": "pypaimon 2.1.0", "java": "Java Paimon 2.0.0 (process)",
          "floor": "encode floor (arrow-rs, 1 thread)", "floor_decode": "decode floor (1 thread)",
          "floor_encode": "encode floor of the output (1 thread)", "kfiles": "`paimon-kernel files --json`",
          "kcount": "`paimon-kernel scan --format count`", "pyplan": "pypaimon 2.1.0 `plan()`",
-         "javafiles": "Java 1.4.2 `$files` (java-check, JVM start + printing)",
+         "javafiles": "Java 2.0.0 `$files` (java-check, JVM start + printing)",
          "pyrust": "pypaimon-rust 0.4.0"}
 W4_NAMES = {"floor": "copy floor: `cp` of the 100 MiB of blob bytes",
             "floor_dd": "copy floor: `dd bs=8M` (read + write)"}

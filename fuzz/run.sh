@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:?usage: fuzz/run.sh SECONDS [TARGET...]}"; shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(blob_file avro_manifest metadata_json binary_row deletion_vector parquet_footer)
+[ ${#targets[@]} -gt 0 ] || targets=(blob_file avro_manifest metadata_json binary_row deletion_vector parquet_footer data_split commit_message)
 tables=../conformance/tables/corpus.db
 seed() { # seed TARGET FIND-ARGS...
   local t=$1; shift

@@ -69,19 +69,63 @@ if [ "$installed" != "$pypaimon_rust_version $pypaimon_rust_pyarrow" ]; then
 fi
 "$rust_venv/bin/python" -c 'import pypaimon_rust.datafusion, pyarrow; from importlib.metadata import version; print("pypaimon-rust", version("pypaimon-rust"), "pyarrow", pyarrow.__version__)'
 
-# java-check: Java Paimon 1.4.2 reading, writing, compacting and planning
-# (conformance/java-check, a Maven project on paimon-bundle 1.4.2 from Maven Central), the Java
-# oracle of the integration tests (host-native/tests/it/oracle.rs finds it here). Rebuilt only
-# when its sources change (a hash of them is kept next to the scripts).
-# PAIMON_JAVA_CHECK_DIR overrides the location.
-java_check="${PAIMON_JAVA_CHECK_DIR:-$HOME/.cache/paimon-kernel/java-check}"
+# java-check: Java Paimon 2.0.0 reading, writing, compacting and planning (conformance/java-check,
+# a Maven project on paimon-bundle 2.0.0 from the file repository ../shared/java/m2 beside the
+# checkout, see ../shared/java/README.md; everything else from Maven Central), the Java oracle of
+# the integration tests (host-native/tests/it/oracle.rs finds it here). Rebuilt only when its
+# sources change (a hash of them is kept next to the scripts). The directory carries the version,
+# so builds on different Paimon releases never overwrite each other. PAIMON_JAVA_CHECK_DIR
+# overrides the location.
+java_version=$(sed -n 's:.*<paimon.version>\(.*\)</paimon.version>.*:\1:p' conformance/java-check/pom.xml)
+paimon_m2=../shared/java/m2/org/apache/paimon/paimon-bundle/$java_version
+if [ ! -d "$paimon_m2" ]; then
+  echo "java-check needs paimon-bundle $java_version from $(pwd)/$paimon_m2 (../shared beside the checkout)" >&2
+  exit 1
+fi
+java_check="${PAIMON_JAVA_CHECK_DIR:-$HOME/.cache/paimon-kernel/java-check-$java_version}"
 java_src_hash=$(cd conformance/java-check && find install.sh pom.xml src -type f | LC_ALL=C sort \
   | xargs sha256sum | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$java_check/source.sha256" 2>/dev/null)" != "$java_src_hash" ] || [ ! -x "$java_check/read" ]; then
-  echo "building java-check (Java Paimon 1.4.2) into $java_check"
+  echo "building java-check (Java Paimon $java_version) into $java_check"
   conformance/java-check/install.sh "$java_check"
   echo "$java_src_hash" > "$java_check/source.sha256"
 fi
 "$java_check/read" conformance/java-tables/p142_orc_pk > /dev/null \
   || { echo "java-check in $java_check cannot read conformance/java-tables/p142_orc_pk" >&2; exit 1; }
-echo "java-check $java_check (Java Paimon 1.4.2)"
+echo "java-check $java_check (Java Paimon $(cat "$java_check/paimon.version"))"
+
+# java-serializer-check: Java Paimon 2.0.0's CommitMessageSerializer (conformance/
+# java-serializer-check, the same m2 repository), built into its own target/ in the checkout;
+# host-native/tests/it/commit_messages.rs checks with it that Java writes our golden commit-
+# message bytes. Rebuilt only when its sources change (their hash in target/source.sha256).
+ser_check=conformance/java-serializer-check
+ser_src_hash=$(cd "$ser_check" && find build.sh oracle pom.xml src -type f | LC_ALL=C sort \
+  | xargs sha256sum | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$ser_check/target/source.sha256" 2>/dev/null)" != "$ser_src_hash" ] \
+  || [ ! -f "$ser_check/target/paimon-serializer-check-1.0.jar" ]; then
+  echo "building java-serializer-check (Java Paimon $java_version) in $ser_check/target"
+  "$ser_check/build.sh"
+  echo "$ser_src_hash" > "$ser_check/target/source.sha256"
+fi
+"$ser_check/oracle" check conformance/commit-messages/list.v12.bin > /dev/null \
+  || { echo "java-serializer-check does not read conformance/commit-messages/list.v12.bin" >&2; exit 1; }
+echo "java-serializer-check $ser_check/target (Java Paimon $java_version)"
+
+# The Python package (host-python, import name paimon_kernel) and its test venv: pinned
+# packages of host-python/requirements-test.txt (reinstalled only when that file changes),
+# then the package built from this checkout with maturin (dev profile, in CARGO_TARGET_DIR:
+# the workspace's compiled crates are reused; cargo rebuilds only what changed).
+# PAIMON_PY_VENV overrides the location.
+py_venv="${PAIMON_PY_VENV:-$HOME/.cache/paimon-kernel/venv-py}"
+py_req_hash=$(sha256sum host-python/requirements-test.txt | cut -d' ' -f1)
+if [ "$(cat "$py_venv/requirements.sha256" 2>/dev/null)" != "$py_req_hash" ]; then
+  echo "installing the Python test packages into $py_venv"
+  [ -x "$py_venv/bin/python" ] || python3 -m venv "$py_venv"
+  "$py_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r host-python/requirements-test.txt
+  echo "$py_req_hash" > "$py_venv/requirements.sha256"
+fi
+py_log=$(mktemp)
+(cd host-python && VIRTUAL_ENV="$py_venv" PATH="$py_venv/bin:$PATH" "$py_venv/bin/maturin" develop) >"$py_log" 2>&1 \
+  || { cat "$py_log"; echo "maturin could not build host-python into $py_venv" >&2; exit 1; }
+rm -f "$py_log"
+"$py_venv/bin/python" -c 'import paimon_kernel, ray, daft, pypaimon; print("paimon_kernel", paimon_kernel.__version__, "ray", ray.__version__, "daft", daft.__version__)'

@@ -86,12 +86,21 @@ if grep -q '^FAIL' "$CARGO_TARGET_DIR/pypaimon-rust-read-back.txt" || ! grep -q 
   echo "pypaimon-rust could not read what paimon-kernel wrote (managed-blob-back)" >&2; exit 1
 fi
 
+step "python: the paimon_kernel package (host-python) under pytest: reads, writes, Ray (2 CPUs), Daft, S3 (moto)"
+# install-deps built the package into the venv with maturin (dev profile, this CARGO_TARGET_DIR);
+# the tests compare with the CLI built above, pypaimon 2.1.0 and the Java checker.
+cargo build -p paimon-native --bin paimon-kernel
+PYV="${PAIMON_PY_VENV:-$HOME/.cache/paimon-kernel/venv-py}"
+(cd host-python && PAIMON_KERNEL_CLI="$CARGO_TARGET_DIR/debug/paimon-kernel" RAY_DISABLE_USAGE_STATS=1 \
+  "$PYV/bin/python" -m pytest -q -p no:cacheprovider tests/) 2>&1 | tee "$CARGO_TARGET_DIR/pytest-output.txt"
+
 step "browser: the inspector in headless chromium against paimon-kernel serve"
 cargo build -p paimon-native --bin paimon-kernel
 (cd host-wasm && node --test --test-concurrency=1 tests/browser/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"
-# Plain closing line for CI: the sums of every libtest 'test result:' line and of the Node
-# test runner's closing counts.
+# Plain closing line for CI: the sums of every libtest 'test result:' line, of the Node
+# test runner's closing counts and of pytest's summary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
      /^# pass / { p += $3 } /^# fail / { f += $3 } /^# skipped / { s += $3 }
+     /^[0-9]+ (passed|failed|skipped)/ && / in [0-9.]+s/ { for (i = 1; i < NF; i++) { w = $(i+1); sub(/,$/, "", w); if (w == "passed") p += $i; if (w == "failed") f += $i; if (w == "skipped") s += $i } }
      END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' \
-  "$CARGO_TARGET_DIR/test-output.txt" "$CARGO_TARGET_DIR/node-test-output.txt"
+  "$CARGO_TARGET_DIR/test-output.txt" "$CARGO_TARGET_DIR/node-test-output.txt" "$CARGO_TARGET_DIR/pytest-output.txt"

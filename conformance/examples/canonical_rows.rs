@@ -5,7 +5,7 @@
 //! paimon-kernel scan TABLE --format arrow | cargo run -p paimon-conformance --example canonical_rows
 //! ```
 //!
-//! `conformance/java-check/validate.py corpus` compares these lines with Java 1.4.2's.
+//! `conformance/java-check/validate.py corpus` compares these lines with Java 2.0.0's.
 
 use std::io::{BufWriter, Read, Write};
 

@@ -1,12 +1,17 @@
 #!/bin/sh
-# install.sh [DIR]: builds java-check (Java Paimon 1.4.2's reader, see README.md) and installs it
-# into DIR (default /work/java-check): DIR/lib/ (the jar and its dependencies), DIR/read,
-# DIR/files (the $files system table), DIR/plan (the compaction Java plans), DIR/write (Java writing and compacting), DIR/commits (Java committing many small batches), DIR/run (Java running a scenario of
-# conformance/scenarios) and DIR/read.jsa (a class-data-sharing archive that
-# halves the JVM start). Idempotent: run it again after changing the sources. Not part of CI.
+# install.sh [DIR]: builds java-check (Java Paimon reading, writing, compacting and planning for
+# the tests; the Paimon version is the pom's paimon.version, 2.0.0; see README.md) and installs
+# it into DIR (default ~/.cache/paimon-kernel/java-check-VERSION): DIR/lib/ (the jar and its
+# dependencies), the wrappers DIR/read, files, plan, write, commits, run, messages, batch,
+# read-split and write-split (see README.md),
+# DIR/paimon.version and DIR/read.jsa (a class-data-sharing archive that halves the JVM start).
+# Idempotent: run it again after changing the sources (scripts/install-deps.sh does, when their
+# hash changes).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-dest=${1:-/work/java-check}
+version=$(sed -n 's:.*<paimon.version>\(.*\)</paimon.version>.*:\1:p' "$here/pom.xml")
+[ -n "$version" ] || { echo "install.sh: no paimon.version in $here/pom.xml" >&2; exit 1; }
+dest=${1:-$HOME/.cache/paimon-kernel/java-check-$version}
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
 
@@ -30,59 +35,38 @@ for j in $(cd "$dest/lib" && ls *.jar | grep -v '^paimon-java-check-1.0.jar$' | 
     cp="$cp:$dest/lib/$j"
 done
 printf '%s\n' "$cp" > "$dest/classpath.txt"
+printf '%s\n' "$version" > "$dest/paimon.version"
 
-# -Xlog:disable keeps the JVM's own log lines (CDS warnings print to stdout) out of the rows;
-# warnings still reach stderr.
-cat > "$dest/read" <<EOF
+# wrapper NAME CLASS USAGE: DIR/NAME runs check.CLASS. -Xlog:disable keeps the JVM's own log
+# lines (CDS warnings print to stdout) out of the rows; warnings still reach stderr.
+wrapper() {
+    cat > "$dest/$1" <<WRAP
 #!/bin/sh
-# Java Paimon 1.4.2 reader (installed by conformance/java-check/install.sh; see its README.md).
-# read TABLE_DIR [--columns a,b] [--snapshot N] [--tag T] [--branch B] [--option K=V]... [K=V]...
-#      [--row-kind] [--system NAME] [--trace]
+# Java Paimon $version (installed by conformance/java-check/install.sh; see its README.md).
+# $3
 exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
     -Xlog:disable -Xlog:all=warning:stderr \\
     -Duser.timezone=UTC -Dfile.encoding=UTF-8 \\
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
-    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Main "\$@"
-EOF
-cat > "$dest/files" <<EOF
+    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.$2 "\$@"
+WRAP
+    chmod +x "$dest/$1"
+}
+wrapper read Main 'read TABLE_DIR [--columns a,b] [--snapshot N] [--tag T] [--branch B] [--option K=V]... [K=V]... [--row-kind] [--system NAME] [--trace]'
+wrapper plan Plan 'plan TABLE_DIR [--full] | plan-append TABLE_DIR | plan-de TABLE_DIR: the compaction Java plans for the latest snapshot'
+wrapper write Write 'write write TABLE_DIR ROWS.jsonl | write compact TABLE_DIR [--full]'
+wrapper commits Commits 'commits TABLE_DIR W N: N one-row batch commits (see Commits.java)'
+wrapper run Run 'run SCENARIO.json WAREHOUSE (see Run.java, README.md)'
+wrapper messages Messages 'messages check FILE | messages commit TABLE_DIR FILE: commit messages through CommitMessageSerializer'
+wrapper batch Batch 'batch [FILE]: many commands in one JVM, one JSON array a line (see Batch.java)'
+wrapper read-split 'Splits read-split' 'read-split TABLE_DIR SPLIT_FILE [read flags]: rows of serialized DataSplits (see Splits.java)'
+wrapper write-split 'Splits write-split' 'write-split TABLE_DIR OUT_FILE [read flags]: Java'"'"'s plan as serialized DataSplits'
+cat > "$dest/files" <<EOF2
 #!/bin/sh
-# Java Paimon 1.4.2's \$files system table of TABLE_DIR (see read).
+# Java Paimon $version's \$files system table of TABLE_DIR (see read).
 exec "$dest/read" "\$@" --system files
-EOF
-cat > "$dest/plan" <<EOF
-#!/bin/sh
-# Java Paimon 1.4.2's compaction plan of TABLE_DIR's latest snapshot: plan TABLE_DIR [--full].
-exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
-    -Xlog:disable -Xlog:all=warning:stderr \\
-    -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
-    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Plan "\$@"
-EOF
-cat > "$dest/write" <<EOF
-#!/bin/sh
-# Java Paimon 1.4.2 writing and compacting: write TABLE_DIR ROWS.jsonl | compact TABLE_DIR [--full].
-exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
-    -Xlog:disable -Xlog:all=warning:stderr \\
-    -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
-    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Write "\$@"
-EOF
-cat > "$dest/commits" <<EOF
-#!/bin/sh
-# Java Paimon 1.4.2 committing N one-row batches: commits TABLE_DIR W N (see Commits.java).
-exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
-    -Xlog:disable -Xlog:all=warning:stderr \\
-    -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
-    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Commits "\$@"
-EOF
-cat > "$dest/run" <<EOF
-#!/bin/sh
-# Java Paimon 1.4.2 running a scenario: run SCENARIO.json WAREHOUSE (see Run.java, README.md).
-exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -XX:SharedArchiveFile="$dest/read.jsa" \\
-    -Xlog:disable -Xlog:all=warning:stderr \\
-    -Duser.timezone=UTC -Dfile.encoding=UTF-8 \\
-    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err \\
-    \${JAVA_CHECK_OPTS:-} -cp "$cp" check.Run "\$@"
-EOF
-chmod +x "$dest/read" "$dest/files" "$dest/plan" "$dest/write" "$dest/commits" "$dest/run"
+EOF2
+chmod +x "$dest/files"
 
 # The class-data-sharing archive: the classes loaded by one read of a small table in the repo.
 java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ArchiveClassesAtExit="$dest/read.jsa" \
@@ -90,4 +74,4 @@ java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ArchiveClassesAtExit="$dest/re
     -Duser.timezone=UTC -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
     -cp "$cp" check.Main "$here/../java-tables/p142_orc_pk" > /dev/null ||
     echo "install.sh: no class-data-sharing archive (the reader works, only starts slower)" >&2
-echo "installed $dest/read (Java Paimon 1.4.2)" >&2
+echo "installed $dest/read (Java Paimon $version)" >&2

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_scenarios.sh DIR [SCENARIO.json ...]: runs conformance/scenarios/*.json (or the files given)
-# with DIR/run (Java Paimon 1.4.2, installed by install.sh DIR), each into a fresh warehouse, and
+# with DIR/run (Java Paimon 2.0.0, installed by install.sh DIR), each into a fresh warehouse, and
 # prints one line per scenario: "pass", "unsupported: <reason>", "differs: <checkpoint>" or
 # "error: <message>", then the counts. Logs of every run are kept in $OUT (default a temporary
 # directory, printed at the end). Exit 0 when nothing differs or fails.

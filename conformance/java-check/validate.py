@@ -4,7 +4,11 @@
   validate.py java-tables [--read PATH]
       every table of conformance/java-tables: the reader's rows (default read and each
       additional read, given as Java dynamic options) equal the rows of *.expected.json,
-      captured from Java Paimon 1.4.2.
+      captured from Java Paimon 1.4.2 or 2.0.0 (still equal to what 2.0.0 reads).
+  validate.py compacted --cli PATH [--read PATH]
+      every case of conformance/java-tables/compactions.json: a copy of the table compacted
+      by our CLI (`rollback`, `alter --set`, `compact` as the case says) reads with the reader
+      (a Java 2.0.0 reader: the default) as the expected read the case names.
   validate.py corpus --cli PATH --canonical PATH [--read PATH] [--tables DIR]
       every table of conformance/tables/corpus.db (or DIR/*/): the reader's rows equal our
       reader's canonical rows (`paimon-kernel scan TABLE --format arrow` through the
@@ -20,8 +24,10 @@ refuses, or one our CLI fails; each with the first line of its error).
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE = os.path.dirname(HERE)
@@ -92,22 +98,66 @@ def java_tables(args):
         table = os.path.join(base, entry["path"])
         reads = [("latest", [], expected["rows"])]
         for r in expected.get("additional_reads", []):
-            reads.append((r["label"], r.get("java_options", []), r["rows"]))
-        for label, options, rows in reads:
+            reads.append((r["label"], r.get("java_options", []), r["rows"], r.get("java_args", [])))
+        for label, options, rows, *extra in reads:
             what = f"{entry['path']} [{label}]"
-            cmd = [args.read, table]
+            cmd = [args.read, table] + (extra[0] if extra else [])
             for o in options:
                 cmd += ["--option", o]
-            code, lines, err = run(cmd)
-            if code != 0:
-                t.fail(what, err)
+            check_read(t, what, cmd, rows)
+    return t.close()
+
+
+def check_read(t, what, cmd, rows):
+    """Run the reader command `cmd` and tally whether its rows equal `rows` (any order)."""
+    code, lines, err = run(cmd)
+    if code != 0:
+        t.fail(what, err)
+        return
+    got = sorted(key(json.loads(l)) for l in lines)
+    want = sorted(key(r) for r in rows)
+    if got == want:
+        t.ok(what, len(lines))
+    else:
+        t.fail(what, "rows differ: %s" % (first_difference(got, want),))
+
+
+def compacted(args):
+    base = os.path.join(CONFORMANCE, "java-tables")
+    spec = json.load(open(os.path.join(base, "compactions.json")))
+    t = Tally()
+    work = tempfile.mkdtemp(prefix="compacted-")
+    for case in spec["cases"]:
+        for fmt in spec["formats"]:
+            name = f"{case['table']}_{fmt}"
+            what = f"{name} [{json.dumps({k: v for k, v in case.items() if k != 'table'})}]"
+            table = os.path.join(work, name)
+            shutil.rmtree(table, ignore_errors=True)
+            shutil.copytree(os.path.join(base, name), table)
+            steps = []
+            if "rollback" in case:
+                steps.append(["rollback", table, "--snapshot", str(case["rollback"])])
+            for o in case.get("set", []):
+                steps.append(["alter", table, "--set", o])
+            steps.append(["compact", table] + (["--full"] if case["full"] else []))
+            failed = None
+            for step in steps:
+                p = subprocess.run([args.cli] + step, capture_output=True, text=True)
+                if p.returncode != 0:
+                    failed = f"{step[0]}: {p.stderr.strip().splitlines()[-1:]}"
+                    break
+            if failed is None and "compacted into snapshot" not in p.stdout:
+                failed = f"nothing compacted: {p.stdout.strip()}"
+            if failed:
+                t.fail(what, failed)
                 continue
-            got = sorted(key(json.loads(l)) for l in lines)
-            want = sorted(key(r) for r in rows)
-            if got == want:
-                t.ok(what, len(lines))
+            expected = json.load(open(os.path.join(base, name + ".expected.json")))
+            if case["expect"] == "latest":
+                rows = expected["rows"]
             else:
-                t.fail(what, "rows differ: %s" % (first_difference(got, want),))
+                rows = next(r["rows"] for r in expected["additional_reads"] if r["label"] == case["expect"])
+            check_read(t, what, [args.read, table], rows)
+    shutil.rmtree(work, ignore_errors=True)
     return t.close()
 
 
@@ -144,7 +194,7 @@ def corpus(args):
                 continue
             jcode, theirs, jerr = run(java)
             if jcode != 0:
-                t.skip(what, f"Java 1.4.2: {jerr}")
+                t.skip(what, f"Java: {jerr}")
                 continue
             if theirs == ours:
                 t.ok(what, len(ours))
@@ -159,15 +209,18 @@ def corpus(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("mode", choices=["java-tables", "corpus"])
-    ap.add_argument("--read", default=os.path.join(os.environ.get("PAIMON_JAVA_CHECK_DIR", os.path.expanduser("~/.cache/paimon-kernel/java-check")), "read"))
-    ap.add_argument("--cli", help="the paimon-kernel binary (corpus mode)")
+    ap.add_argument("mode", choices=["java-tables", "compacted", "corpus"])
+    ap.add_argument("--read", default=os.path.join(os.environ.get("PAIMON_JAVA_CHECK_DIR", os.path.expanduser("~/.cache/paimon-kernel/java-check-2.0.0")), "read"))
+    ap.add_argument("--cli", help="the paimon-kernel binary (corpus and compacted modes)")
     ap.add_argument("--canonical", help="the canonical_rows example binary (corpus mode)")
     ap.add_argument("--tables", help="a directory of tables (corpus mode; default the corpus)")
     args = ap.parse_args()
     if args.mode == "corpus" and not (args.cli and args.canonical):
         ap.error("corpus needs --cli and --canonical")
-    sys.exit(java_tables(args) if args.mode == "java-tables" else corpus(args))
+    if args.mode == "compacted" and not args.cli:
+        ap.error("compacted needs --cli")
+    modes = {"java-tables": java_tables, "compacted": compacted, "corpus": corpus}
+    sys.exit(modes[args.mode](args))
 
 
 if __name__ == "__main__":

@@ -1,19 +1,13 @@
 #!/bin/sh
-# Builds target/paimon-serializer-check-1.0.jar and target/classpath.txt (paimon-bundle 1.4.2),
-# and target/v2-classes: the release-2.0.0 sources of the classes whose serialized form
-# changed after 1.4.2, compiled against the 1.4.2 bundle (see README.md). The sources are
-# read from the Paimon git mirror ($PAIMON_REPO, default /work/.mirror/apache+paimon/repo)
-# into target/v2-src; nothing of them is kept in this repository.
+# build.sh [--v11]: builds target/paimon-serializer-check-1.0.jar and target/classpath.txt on
+# Java Paimon 2.0.0 (from ../shared/java/m2, see the pom); with --v11 also
+# target/paimon-1.4.2/ on Java Paimon 1.4.2 (the profile paimon-1.4.2), the version-11 writer.
 set -e
 cd "$(dirname "$0")"
 mvn -q -B -Dstyle.color=never package -DskipTests >&2
 mvn -q -B -Dstyle.color=never dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile=target/classpath.txt >&2
-repo=${PAIMON_REPO:-/work/.mirror/apache+paimon/repo}
-rm -rf target/v2-src target/v2-classes
-mkdir -p target/v2-src target/v2-classes
-core=paimon-core/src/main/java/org/apache/paimon
-for f in index/GlobalIndexMeta index/IndexFileMeta index/IndexFileMetaSerializer \
-         index/IndexFileMetaV4Deserializer table/sink/CommitMessageSerializer; do
-  git -C "$repo" show "release-2.0.0:$core/$f.java" > "target/v2-src/$(basename $f).java"
-done
-javac -nowarn -d target/v2-classes -cp "$(cat target/classpath.txt)" target/v2-src/*.java >&2
+if [ "${1:-}" = "--v11" ]; then
+  mvn -q -B -Dstyle.color=never -Ppaimon-1.4.2 package -DskipTests >&2
+  mvn -q -B -Dstyle.color=never -Ppaimon-1.4.2 dependency:build-classpath -Dmdep.includeScope=runtime \
+    -Dmdep.outputFile=target/paimon-1.4.2/classpath.txt >&2
+fi

@@ -20,8 +20,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, Machine, MemoryStore, RequestId, Step};
 use paimon_kernel::{Error, Result};
 
+use crate::driver::{Driver, Outcome, block_on_ready};
 use crate::format::Case;
-use crate::operation::{Driver, Outcome, block_on_ready, run_operation};
+use crate::operation::run_operation;
 
 /// A host's retry policy: whether `op`, whose attempt number `attempt` (1 for the first)
 /// failed with `kind`, is attempted again.

@@ -16,8 +16,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use paimon_kernel::io::{IoAnswer, IoErrorKind, IoOp, IoRequest, ObjectMeta, PutMode, RequestId};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use crate::digest::sha256_hex;
 use crate::operation::Operation;
 
 /// The `format` tag of `case.json`.
@@ -255,12 +255,6 @@ fn push_line(out: &mut String, line: &Line) {
         out.push_str(&s);
         out.push('\n');
     }
-}
-
-/// SHA-256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Blob bodies by hash, collected while recording or loaded for replay.

@@ -9,7 +9,10 @@
 //!   `expected/`), documented in `conformance/README.md`.
 //! * [`operation`]: what a case runs: an [`operation::Operation`] is a fixed sequence of core
 //!   machines (plan, then one reader per split in plan order), each driven by a
-//!   [`operation::Driver`] and recorded in its own transcript section.
+//!   [`driver::Driver`] and recorded in its own transcript section; [`scan`] is the scan they
+//!   share, [`driver`] how a machine is driven and what an outcome is, [`digest`] the content
+//!   hashes. Imports go one way: `digest`, `driver` < `scan` < `write` < `operation` <
+//!   `format` < `record`, `replay`, `faults`.
 //! * [`replay`]: the strict replayer: a request that is not the next one in the transcript is
 //!   an error (IO drift), and so is a result that differs from `expected/`.
 //! * [`record`]: building a transcript while a real host answers (used by `paimon-native`'s
@@ -25,13 +28,17 @@
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod digest;
+pub mod driver;
 pub mod faults;
 pub mod format;
 pub mod operation;
 pub mod record;
 pub mod replay;
+pub mod scan;
 pub mod write;
 
+pub use driver::{Driver, Outcome};
 pub use format::{Case, Transcript};
-pub use operation::{Driver, Operation, Outcome, run_operation};
+pub use operation::{Operation, run_operation};
 pub use replay::{ReplayError, replay_case};

@@ -5,22 +5,17 @@
 //! reads splits in parallel records the same sections as one that reads them in turn.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use arrow_ipc::writer::StreamWriter;
 use paimon_kernel::io::{Io, Machine};
-use paimon_kernel::predicate::Predicate;
-use paimon_kernel::read::{ReadContext, read_split};
 use paimon_kernel::scan::snapshot_resolver::{
     TimeTravel, list_snapshots, list_tags, read_schema, resolve_snapshot,
 };
-use paimon_kernel::scan::{Plan, ScanRequest, plan_scan};
 use paimon_kernel::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::driver::{Driver, Outcome, one, pretty, to_value};
+use crate::scan::{ScanArgs, run_plan, scan_request};
 use crate::write::{CommitSpec, CreateSpec, run_write};
 
 /// An operation of a case with its parameters (`case.json` `operation`).
@@ -108,69 +103,6 @@ impl Operation {
     }
 }
 
-/// The result of an operation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// Canonical JSON view (`expected/result.json`): pretty-printed, ending in a newline.
-    pub json: String,
-    /// Arrow IPC stream of the rows (`expected/result.arrows`), for scans.
-    pub arrow: Option<Vec<u8>>,
-}
-
-/// Drives one machine to its end and returns what it emitted, in order. Implemented by the
-/// recording host (answers from a real store and records), the replayer (answers from a
-/// transcript) and the fault-injecting host.
-pub trait Driver {
-    /// Drive `machine`, the next machine of the operation, labelled `label`.
-    ///
-    /// # Errors
-    /// The machine's error, or the driver's own (IO drift in replay, as
-    /// [`Error::Protocol`]).
-    fn drive<T: Send + 'static>(
-        &mut self,
-        label: &str,
-        machine: Machine<T>,
-    ) -> impl Future<Output = Result<Vec<T>>>;
-}
-
-fn scan_request(
-    snapshot_id: Option<i64>,
-    tag: Option<&str>,
-    options: &BTreeMap<String, String>,
-) -> ScanRequest {
-    let mut request = ScanRequest::default();
-    for (k, v) in options {
-        request = request.with_option(k, v);
-    }
-    if let Some(id) = snapshot_id {
-        request = request.with_snapshot_id(id);
-    }
-    if let Some(tag) = tag {
-        request = request.with_tag(tag);
-    }
-    request
-}
-
-pub(crate) fn one<T>(mut items: Vec<T>, label: &str) -> Result<T> {
-    match (items.pop(), items.is_empty()) {
-        (Some(item), true) => Ok(item),
-        _ => Err(Error::Protocol {
-            detail: format!("{label}: expected exactly one result"),
-        }),
-    }
-}
-
-pub(crate) fn pretty(value: &Value) -> Result<String> {
-    let mut s = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::invalid(format!("cannot render the result: {e}")))?;
-    s.push('\n');
-    Ok(s)
-}
-
-pub(crate) fn to_value<S: Serialize>(v: &S) -> Result<Value> {
-    serde_json::to_value(v).map_err(|e| Error::invalid(format!("cannot render the result: {e}")))
-}
-
 /// Run `op` through `driver`.
 ///
 /// # Errors
@@ -247,8 +179,8 @@ pub async fn run_operation<D: Driver>(driver: &mut D, op: &Operation) -> Result<
     }
 }
 
-/// Run a [`Operation::Scan`] (sections `plan`, `split-<n>`); any other operation is an
-/// [`Error::Invalid`].
+/// Run a [`Operation::Scan`] (sections `plan`, `split-<n>`, see [`crate::scan::run_scan`]);
+/// any other operation is an [`Error::Invalid`].
 ///
 /// # Errors
 /// As [`run_operation`].
@@ -265,101 +197,14 @@ pub async fn run_scan<D: Driver>(driver: &mut D, op: &Operation) -> Result<Outco
     else {
         return Err(Error::invalid("run_scan needs a scan operation"));
     };
-    let filter = filter.as_deref().map(Predicate::parse).transpose()?;
-    let plan = run_plan(driver, scan_request(*snapshot_id, tag.as_deref(), options)).await?;
-    let ctx = Arc::new(ReadContext::try_new(
-        &plan,
-        columns.as_deref(),
-        filter.as_ref(),
-        *limit,
-        *batch_size,
-    )?);
-    let mut batches: Vec<RecordBatch> = Vec::new();
-    let mut rows: u64 = 0;
-    for (i, split) in plan.splits.iter().enumerate() {
-        if limit.is_some_and(|l| rows >= l) {
-            break;
-        }
-        let label = format!("split-{i}");
-        let got = driver
-            .drive(&label, read_split(Arc::clone(&ctx), split.clone()))
-            .await?;
-        for batch in got {
-            let take = match limit {
-                Some(l) => (l - rows).min(batch.num_rows() as u64),
-                None => batch.num_rows() as u64,
-            };
-            if take == 0 {
-                break;
-            }
-            let batch = if take < batch.num_rows() as u64 {
-                batch.slice(0, take as usize)
-            } else {
-                batch
-            };
-            rows += take;
-            batches.push(batch);
-        }
-    }
-    scan_outcome(&ctx.output_schema, &batches)
-}
-
-async fn run_plan<D: Driver>(driver: &mut D, request: ScanRequest) -> Result<Plan> {
-    let m = Machine::once("plan_scan", move |io: Io<Plan>| async move {
-        plan_scan(&io, &request).await
-    });
-    one(driver.drive("plan", m).await?, "plan")
-}
-
-/// The outcome of a scan: the IPC stream of `batches` under `schema` and the canonical view.
-///
-/// # Errors
-/// [`Error::Arrow`] when IPC encoding fails; [`Error::Unsupported`] for a type without a
-/// canonical rendering.
-pub fn scan_outcome(schema: &arrow_schema::SchemaRef, batches: &[RecordBatch]) -> Result<Outcome> {
-    let arrow_err = |source| Error::Arrow {
-        context: "writing the Arrow IPC stream of the result".to_string(),
-        source,
+    let args = ScanArgs {
+        snapshot_id: *snapshot_id,
+        tag: tag.as_deref(),
+        options: Some(options),
+        columns: columns.as_deref(),
+        filter: filter.as_deref(),
+        limit: *limit,
+        batch_size: *batch_size,
     };
-    let mut writer = StreamWriter::try_new(Vec::new(), schema).map_err(arrow_err)?;
-    for b in batches {
-        writer.write(b).map_err(arrow_err)?;
-    }
-    writer.finish().map_err(arrow_err)?;
-    let arrow = writer.into_inner().map_err(arrow_err)?;
-    let mut rows = Vec::new();
-    for b in batches {
-        rows.extend(paimon_kernel::canonical::rows(b)?);
-    }
-    let columns: Vec<Value> = schema
-        .fields()
-        .iter()
-        .map(|f| json!({"name": f.name(), "type": f.data_type().to_string(), "nullable": f.is_nullable()}))
-        .collect();
-    let value = json!({
-        "columns": columns,
-        "row_count": rows.len(),
-        "batches": batches.len(),
-        "rows": rows,
-    });
-    Ok(Outcome {
-        json: pretty(&value)?,
-        arrow: Some(arrow),
-    })
-}
-
-/// Poll a future that never waits (every [`Driver`] of this crate answers synchronously) to
-/// its end with a no-op waker.
-///
-/// # Errors
-/// [`Error::Protocol`] if the future is still pending after polling (a driver that waits).
-pub fn block_on_ready<F: Future>(fut: F) -> Result<F::Output> {
-    let mut fut = std::pin::pin!(fut);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match fut.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(v) => Ok(v),
-        std::task::Poll::Pending => Err(Error::Protocol {
-            detail: "a synchronous driver suspended".to_string(),
-        }),
-    }
+    crate::scan::run_scan(driver, args).await
 }

@@ -10,11 +10,11 @@ use bytes::Bytes;
 use paimon_kernel::Result;
 use paimon_kernel::io::{IoAnswer, IoRequest, Machine, MemoryStore, RequestId, Step};
 
+use crate::driver::{Driver, Outcome};
 use crate::format::{
     Blobs, Case, RESULT_ARROW, RESULT_JSON, Round, Section, Transcript, encode_answer,
     encode_request,
 };
-use crate::operation::{Driver, Outcome};
 
 /// Accumulates the sections and rounds of one operation.
 #[derive(Debug, Default, Clone)]

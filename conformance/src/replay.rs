@@ -12,11 +12,12 @@ use bytes::Bytes;
 use paimon_kernel::io::{Machine, Step};
 use paimon_kernel::{Error, Result};
 
+use crate::driver::{Driver, Outcome, block_on_ready};
 use crate::format::{
     BlobSource, Blobs, Case, RESULT_ARROW, RESULT_JSON, Section, Transcript, decode_answer,
     encode_request,
 };
-use crate::operation::{Driver, Outcome, block_on_ready, run_operation};
+use crate::operation::run_operation;
 
 /// Why a case did not replay.
 #[derive(Debug)]

@@ -30,22 +30,24 @@ use paimon_kernel::commit::committer::WRITER_VERSION;
 use paimon_kernel::commit::{
     CommitMessage, CommitMode, CommitOptions, CommitOutcome, commit_machine,
 };
+use paimon_kernel::io::FileToPut;
 use paimon_kernel::io::{Io, Machine};
 use paimon_kernel::scan::planner::read_live_entries;
 use paimon_kernel::scan::snapshot_resolver::{
     TimeTravel, list_snapshots, read_latest_schema, resolve_snapshot,
 };
+use paimon_kernel::schema::create::{create_table_machine, new_table_schema};
 use paimon_kernel::spec::TableSchema;
 use paimon_kernel::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_kernel::write::create::{create_table_machine, new_table_schema};
-use paimon_kernel::write::table_write::ROW_KIND_COLUMN;
-use paimon_kernel::write::{FileToPut, TableWrite, WriteOptions, WriteRestore};
+use paimon_kernel::spec::special_fields::ROW_KIND_COLUMN;
+use paimon_kernel::write::{TableWrite, WriteOptions, WriteRestore};
 use paimon_kernel::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::format::sha256_hex;
-use crate::operation::{Driver, Outcome, one, pretty, run_scan, to_value};
+use crate::digest::sha256_hex;
+use crate::driver::{Driver, Outcome, one, pretty, to_value};
+use crate::scan::{ScanArgs, run_scan};
 
 /// Creating the table (`operation.create`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,7 +239,7 @@ pub async fn put_files<D: Driver>(
             let done = join_all(
                 group
                     .iter()
-                    .map(|f| paimon_kernel::write::put_file(&io, f.clone())),
+                    .map(|f| paimon_kernel::io::put_file(&io, f.clone())),
             )
             .await;
             for (f, created) in group.iter().zip(done) {
@@ -306,7 +308,7 @@ pub async fn read_back<D: Driver>(driver: &mut D) -> Result<(Value, Outcome)> {
         |io: Io<_>| async move { list_snapshots(&io).await },
     );
     let snapshots = one(driver.drive("snapshots", m).await?, "snapshots")?;
-    let scan = run_scan(driver, &crate::Operation::scan()).await?;
+    let scan = run_scan(driver, ScanArgs::default()).await?;
     Ok((to_value(&snapshots)?, scan))
 }
 

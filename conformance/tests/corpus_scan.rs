@@ -14,16 +14,11 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use arrow_ipc::reader::StreamReader;
-use serde_json::Value;
-
-use paimon_kernel::canonical;
 use support::{
-    ExpectedRead, binary, check_rows, expected_reads, pending, pending_reads, warehouse,
+    ExpectedRead, binary, check_rows, expected_reads, pending, pending_reads, scan_rows, warehouse,
     warehouse_tables,
 };
 
@@ -48,29 +43,6 @@ fn scan_args(table_dir: &str, read: &ExpectedRead) -> Vec<String> {
         args.extend(["--columns".to_string(), p.join(",")]);
     }
     args
-}
-
-/// Run one read; canonical rows, or the failure (exit status and stderr, or a bad stream).
-fn scan_rows(args: &[String]) -> Result<Vec<Value>, String> {
-    let out = Command::new(binary())
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", binary().display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "exit {:?}: {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let reader = StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
-        .map_err(|e| format!("stdout is not an Arrow IPC stream: {e}"))?;
-    let mut rows = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| format!("bad Arrow IPC batch: {e}"))?;
-        rows.extend(canonical::rows(&batch).map_err(|e| format!("rendering rows: {e}"))?);
-    }
-    Ok(rows)
 }
 
 /// Run one read and compare; `Err` names the table, read and command.

@@ -27,8 +27,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use paimon_conformance::Operation;
+use paimon_conformance::driver::block_on_ready;
 use paimon_conformance::faults::{Fault, FaultDriver, expected_outcome, run_with_fault};
-use paimon_conformance::operation::{block_on_ready, run_operation, run_scan};
+use paimon_conformance::operation::{run_operation, run_scan};
 use paimon_conformance::record::{Recorder, StoreDriver};
 use paimon_conformance::replay::LoadedCase;
 use paimon_conformance::write::{

@@ -1,6 +1,8 @@
 //! The core's one error type.
 
-use crate::io::{IoAnswer, IoErrorKind};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 /// Result alias of the core.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -169,19 +171,6 @@ impl Error {
         }
     }
 
-    pub(crate) fn unexpected_answer(path: &str, expected: &str, got: &IoAnswer) -> Self {
-        let got = match got {
-            IoAnswer::Bytes { .. } => "bytes",
-            IoAnswer::Head { .. } => "head",
-            IoAnswer::List { .. } => "list",
-            IoAnswer::Done => "done",
-            IoAnswer::Error { .. } => "error",
-        };
-        Error::Protocol {
-            detail: format!("request for {path} expected a {expected} answer, got {got}"),
-        }
-    }
-
     /// True if this is an IO `NotFound` (also under [`Error::Context`]).
     pub fn is_not_found(&self) -> bool {
         match self {
@@ -189,5 +178,34 @@ impl Error {
             Error::Context { source, .. } => source.is_not_found(),
             _ => false,
         }
+    }
+}
+
+/// Why an IO operation did not succeed. Small and serde-able: it crosses the boundary and is
+/// stored in transcripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoErrorKind {
+    /// The object does not exist.
+    NotFound,
+    /// `Put` with [`PutMode::CreateNew`] found an existing object.
+    AlreadyExists,
+    /// The host cannot do this operation (e.g. `List` over plain HTTP).
+    Unsupported,
+    /// A passing failure; the host already retried as it saw fit.
+    Transient,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for IoErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoErrorKind::NotFound => "not found",
+            IoErrorKind::AlreadyExists => "already exists",
+            IoErrorKind::Unsupported => "unsupported",
+            IoErrorKind::Transient => "transient failure",
+            IoErrorKind::Other => "IO error",
+        })
     }
 }

@@ -31,7 +31,7 @@ use paimon_kernel::compact::pk::{
 };
 use paimon_kernel::spec::{DataFileMeta, IndexManifestEntry, ManifestEntry, Snapshot};
 
-use paimon_kernel::write::job;
+use paimon_kernel::job;
 
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -173,7 +173,7 @@ impl Table {
         })
     }
 
-    async fn plan_tasks(
+    pub(crate) async fn plan_tasks(
         &self,
         options: &CompactOptions,
     ) -> Result<(CompactionPlan, Vec<PkCompactTask>, Option<PlanInputs>)> {
@@ -209,6 +209,56 @@ impl Table {
                 entries: files.entries,
             }),
         ))
+    }
+
+    /// Run the compaction [`Table::compact`] would run, without committing it: the commit
+    /// messages of every task (compaction increments, the changelog files and deletion-vector
+    /// index files they write; data-evolution tables also the index-only messages that move
+    /// deletion vectors), in plan order, for [`TableCommit::commit`](crate::TableCommit::commit)
+    /// here or elsewhere (they travel as Java `CommitMessageSerializer` bytes through
+    /// `paimon_kernel::commit::serializer`). The files are written; nothing is published, and
+    /// the caller deletes them (e.g. [`TableCommit::abort`](crate::TableCommit::abort)) when it
+    /// does not commit. Empty when there is nothing to compact.
+    ///
+    /// # Errors
+    /// As [`Table::compact`] before its commit; postpone-bucket tables are `Unsupported`
+    /// (their compaction rewrites buckets and commits in steps).
+    pub async fn prepare_compaction(&self, options: CompactOptions) -> Result<Vec<CommitMessage>> {
+        let schema = self.schema().await?;
+        if !schema.is_primary_key_table() {
+            return crate::compact_append::prepare_messages(
+                self,
+                &crate::compact_append::AppendCompactOptions {
+                    full: options.full,
+                    partition: if options.partition.is_empty() {
+                        None
+                    } else {
+                        Some(options.partition.into_iter().collect())
+                    },
+                    bucket: options.bucket,
+                },
+            )
+            .await;
+        }
+        if is_postpone(&schema) {
+            return Err(Error::kernel(
+                format!("preparing the compaction of table {}", self.location()),
+                paimon_kernel::Error::unsupported(
+                    "a compaction of a postpone-bucket table (bucket = -2) without its commit",
+                ),
+            ));
+        }
+        let (_, tasks, inputs) = self.plan_tasks(&options).await?;
+        let Some(inputs) = inputs else {
+            return Ok(Vec::new());
+        };
+        if tasks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (messages, _) = self
+            .run_compact_tasks(&tasks, &inputs.schema, &inputs.schemas)
+            .await?;
+        Ok(messages)
     }
 
     /// Compact the table: plan on the latest snapshot, run every bucket's task (inputs
@@ -388,7 +438,7 @@ pub(crate) async fn compact_level0_after_write(
         table.location()
     );
     let schema = table.schema().await?;
-    let lookup = paimon_kernel::write::job::compacts_level0_after_write(&schema)
+    let lookup = paimon_kernel::job::compacts_level0_after_write(&schema)
         .map_err(|e| Error::kernel(&context, e))?;
     if !lookup
         || messages
@@ -468,15 +518,15 @@ pub(crate) async fn compact_buckets(
 
 /// A primary-key table with `bucket` = -2 (an invalid `bucket` is reported by the planner).
 fn is_postpone(schema: &paimon_kernel::spec::TableSchema) -> bool {
-    schema.core_options().bucket().ok() == Some(paimon_kernel::write::postpone::POSTPONE_BUCKET)
+    schema.core_options().bucket().ok() == Some(paimon_kernel::spec::partition::POSTPONE_BUCKET)
 }
 
 /// What planning read, kept for running the tasks.
-struct PlanInputs {
-    snapshot: i64,
-    schema: paimon_kernel::spec::TableSchema,
-    schemas: BTreeMap<i64, paimon_kernel::spec::TableSchema>,
-    entries: Vec<ManifestEntry>,
+pub(crate) struct PlanInputs {
+    pub(crate) snapshot: i64,
+    pub(crate) schema: paimon_kernel::spec::TableSchema,
+    pub(crate) schemas: BTreeMap<i64, paimon_kernel::spec::TableSchema>,
+    pub(crate) entries: Vec<ManifestEntry>,
 }
 
 /// (partition JSON, output level) of each task, in task order.

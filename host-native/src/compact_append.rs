@@ -42,12 +42,12 @@
 
 use paimon_kernel::commit::CommitMessage;
 use paimon_kernel::compact::CompactionPlan;
-use paimon_kernel::compact::append::partition_json;
 use paimon_kernel::compact::append_job::{
     AppendJobOptions, AppendJobPlan, AppendJobTasks, plan_append_job, run_append_job,
 };
-use paimon_kernel::write::NameSource;
-use paimon_kernel::write::job::delete_all;
+use paimon_kernel::compact::plan::partition_json;
+use paimon_kernel::job::delete_all;
+use paimon_kernel::util::NameSource;
 
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -187,9 +187,22 @@ pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCom
     }
 }
 
+/// Plan and run every task like [`run`], without the commit: the commit messages in plan
+/// order (see [`Table::prepare_compaction`]).
+///
+/// # Errors
+/// As [`run`] before its commit.
+pub async fn prepare_messages(
+    table: &Table,
+    opts: &AppendCompactOptions,
+) -> Result<Vec<CommitMessage>> {
+    let planned = prepare(table, opts).await?;
+    Ok(execute(table, &planned).await?.0)
+}
+
 /// The scan plan of the latest snapshot and the compaction tasks on it
 /// ([`plan_append_job`]).
-async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<AppendJobPlan> {
+pub(crate) async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<AppendJobPlan> {
     let opts = AppendJobOptions {
         full: opts.full,
         partition: opts.partition.clone(),
@@ -206,7 +219,7 @@ async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Result<AppendJob
 
 /// Run every task ([`run_append_job`]): the commit messages in plan order and every path
 /// written. On a failure the files written are deleted before the error is returned.
-async fn execute(
+pub(crate) async fn execute(
     table: &Table,
     planned: &AppendJobPlan,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {
@@ -383,10 +396,12 @@ mod tests {
         );
         let table = Table::open(loc.to_str().unwrap()).await.unwrap();
         table
-            .alter(vec![paimon_kernel::write::alter::SchemaChange::set_option(
-                "compaction.min.file-num",
-                "2",
-            )])
+            .alter(vec![
+                paimon_kernel::schema::alter::SchemaChange::set_option(
+                    "compaction.min.file-num",
+                    "2",
+                ),
+            ])
             .await
             .unwrap();
         let (messages, written) = stage(&table).await;

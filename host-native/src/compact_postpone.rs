@@ -93,7 +93,7 @@ pub(crate) async fn run(table: &Table, options: &CompactOptions) -> Result<Compa
         if !p.postpone_files.is_empty() {
             buckets.push(BucketCompaction {
                 partition: partition.clone(),
-                bucket: paimon_kernel::write::postpone::POSTPONE_BUCKET,
+                bucket: paimon_kernel::spec::partition::POSTPONE_BUCKET,
                 output_level: 0,
                 files_in: p.postpone_files.len(),
                 bytes_in: size(&p.postpone_files),

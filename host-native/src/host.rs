@@ -58,7 +58,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStore, PutOptions, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutOptions, PutPayload};
 use paimon_kernel::io::{
     IoAnswer, IoErrorKind, IoOp, IoRequest, Machine, ObjectMeta, PutMode, RequestId, Step,
     is_absolute,
@@ -248,6 +248,17 @@ impl ObjectStoreHost {
     /// Parse a table location (see [`TableLocation::parse`]) and build a host for it.
     pub fn open(location: &str) -> Result<Self> {
         Ok(Self::new(TableLocation::parse(location)?))
+    }
+
+    /// As [`ObjectStoreHost::open`] with object-store options (see
+    /// [`TableLocation::parse_with_options`]).
+    ///
+    /// # Errors
+    /// As [`TableLocation::parse_with_options`].
+    pub fn open_with_options(location: &str, options: &[(String, String)]) -> Result<Self> {
+        Ok(Self::new(TableLocation::parse_with_options(
+            location, options,
+        )?))
     }
 
     /// The location this host is rooted at.
@@ -709,7 +720,7 @@ impl ObjectStoreHost {
                 .fetch_add(1, Ordering::Relaxed);
             let upload = match store.put_multipart(&location).await {
                 Ok(u) => UploadSink::Multipart(u),
-                Err(object_store::Error::NotImplemented) => UploadSink::Buffered(Vec::new()),
+                Err(object_store::Error::NotImplemented { .. }) => UploadSink::Buffered(Vec::new()),
                 Err(e) => return Err((map_error(&e, false), e.to_string())),
             };
             let previous = self.uploads().insert(
@@ -934,7 +945,7 @@ pub(crate) fn map_error(e: &object_store::Error, create_new: bool) -> IoErrorKin
         E::NotFound { .. } => IoErrorKind::NotFound,
         E::AlreadyExists { .. } => IoErrorKind::AlreadyExists,
         E::Precondition { .. } if create_new => IoErrorKind::AlreadyExists,
-        E::NotSupported { .. } | E::NotImplemented => IoErrorKind::Unsupported,
+        E::NotSupported { .. } | E::NotImplemented { .. } => IoErrorKind::Unsupported,
         _ if is_transient(e) => IoErrorKind::Transient,
         _ => IoErrorKind::Other,
     }

@@ -41,16 +41,20 @@
 pub mod compact;
 pub mod compact_append;
 mod compact_postpone;
+pub mod compact_tasks;
 pub mod error;
 pub mod host;
 pub mod location;
 pub mod maintenance;
 pub mod recording;
 pub mod scan;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod system;
 pub mod table;
 pub mod write;
 
+pub use compact_tasks::CompactTask;
 pub use error::{Error, Result};
 pub use host::{HostOptions, HostStats, ObjectStoreHost};
 pub use location::{StoreKind, TableLocation};

@@ -115,31 +115,30 @@ type SchemeStore = (
 fn scheme_store(
     url: &Url,
     location: &str,
+    options: &[(String, String)],
 ) -> std::result::Result<SchemeStore, Option<object_store::Error>> {
     Ok(match url.scheme() {
-        "s3" | "s3a" => (
-            Arc::new(AmazonS3Builder::from_env().with_url(location).build()?),
-            StoreKind::S3,
-            None,
-        ),
-        "gs" => (
-            Arc::new(
-                GoogleCloudStorageBuilder::from_env()
-                    .with_url(location)
-                    .build()?,
-            ),
-            StoreKind::Gcs,
-            None,
-        ),
-        "az" | "adl" | "azure" | "abfs" | "abfss" => (
-            Arc::new(
-                MicrosoftAzureBuilder::from_env()
-                    .with_url(location)
-                    .build()?,
-            ),
-            StoreKind::Azure,
-            None,
-        ),
+        "s3" | "s3a" => {
+            let mut b = AmazonS3Builder::from_env().with_url(location);
+            for (k, v) in options {
+                b = b.with_config(k.parse()?, v);
+            }
+            (Arc::new(b.build()?), StoreKind::S3, None)
+        }
+        "gs" => {
+            let mut b = GoogleCloudStorageBuilder::from_env().with_url(location);
+            for (k, v) in options {
+                b = b.with_config(k.parse()?, v);
+            }
+            (Arc::new(b.build()?), StoreKind::Gcs, None)
+        }
+        "az" | "adl" | "azure" | "abfs" | "abfss" => {
+            let mut b = MicrosoftAzureBuilder::from_env().with_url(location);
+            for (k, v) in options {
+                b = b.with_config(k.parse()?, v);
+            }
+            (Arc::new(b.build()?), StoreKind::Azure, None)
+        }
         "http" | "https" => {
             let origin = url.origin().ascii_serialization();
             let http = |retry: RetryConfig| {
@@ -231,10 +230,34 @@ impl TableLocation {
     /// [`Error::ObjectStore`] when object_store rejects the configuration (for example an S3
     /// URL without a bucket).
     pub fn parse(location: &str) -> Result<Self> {
+        Self::parse_with_options(location, &[])
+    }
+
+    /// As [`TableLocation::parse`], with object-store options applied over the environment's:
+    /// `(key, value)` pairs of object_store's configuration keys for the URL's scheme
+    /// (`AmazonS3ConfigKey`: `aws_endpoint` / `endpoint`, `aws_region` / `region`,
+    /// `aws_access_key_id`, `aws_secret_access_key`, `aws_session_token`, `aws_allow_http`,
+    /// `aws_virtual_hosted_style_request`...; `GoogleConfigKey`; `AzureConfigKey`). The
+    /// stores of external files under other roots use the environment only.
+    ///
+    /// Errors: as [`TableLocation::parse`]; [`Error::ObjectStore`] for an unknown key;
+    /// [`Error::Location`] for options given with a location whose store takes none (local
+    /// paths, `memory://`, `http(s)://`).
+    pub fn parse_with_options(location: &str, options: &[(String, String)]) -> Result<Self> {
         let bad = |reason: String| Error::Location {
             location: location.to_string(),
             reason,
         };
+        let takes_options = ["s3", "s3a", "gs", "az", "adl", "azure", "abfs", "abfss"]
+            .iter()
+            .any(|scheme| location.starts_with(&format!("{scheme}://")));
+        if !options.is_empty() && !takes_options {
+            let keys: Vec<&str> = options.iter().map(|(k, _)| k.as_str()).collect();
+            return Err(bad(format!(
+                "store options ({}) apply to s3://, gs:// and az:// locations only",
+                keys.join(", ")
+            )));
+        }
         if !location.contains("://") {
             return Self::local(location, std::path::Path::new(location));
         }
@@ -251,10 +274,11 @@ impl TableLocation {
                 .map_err(|()| bad("not a local file URL".to_string()))?;
             return Self::local(location, &path);
         }
-        let (store, kind, list_store) = scheme_store(&url, location).map_err(|e| match e {
-            Some(source) => store_err(source),
-            None => bad(format!("unsupported scheme {:?}", url.scheme())),
-        })?;
+        let (store, kind, list_store) =
+            scheme_store(&url, location, options).map_err(|e| match e {
+                Some(source) => store_err(source),
+                None => bad(format!("unsupported scheme {:?}", url.scheme())),
+            })?;
         let rooted = |s: Arc<dyn ObjectStore>| -> Arc<dyn ObjectStore> {
             if prefix.as_ref().is_empty() {
                 s
@@ -354,7 +378,7 @@ impl TableLocation {
                 } else {
                     let url = Url::parse(&key)
                         .map_err(|e| (IoErrorKind::Other, format!("invalid URI {path:?}: {e}")))?;
-                    match scheme_store(&url, &key) {
+                    match scheme_store(&url, &key, &[]) {
                         Ok((s, _, _)) => s,
                         Err(None) => {
                             return Err(unsupported(&format!("no store for scheme {scheme:?}")));

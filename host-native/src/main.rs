@@ -31,6 +31,9 @@
 //!                         [--where EXPR] [--limit N] [--format table|jsonl|csv|arrow|count]
 //!                         [--output FILE] [--batch-size N]      read rows
 //!                         [--splits-in-flight N] [--read-ahead-mib MIB]
+//! paimon-kernel sql       "SELECT ..." [--table NAME=URI]... [--warehouse DIR]
+//!                         [--format table|jsonl|csv|arrow] [--output FILE] [--explain]
+//!                                                      SQL (DataFusion) over tables
 //! ```
 //!
 //! TABLE is a table directory or URL (`s3://`, `gs://`, `az://`, `http(s)://`, `file://`).
@@ -78,6 +81,12 @@ enum Command {
     Tags(TableArgs),
     /// Read rows: a human table, JSON lines, CSV or an Arrow IPC stream.
     Scan(cli::scan::ScanArgs),
+    /// Run one SQL statement (DataFusion) over tables (`--table NAME=URI`) and a warehouse
+    /// (`--warehouse DIR`: `db.table`): queries, INSERT INTO / INSERT OVERWRITE, system
+    /// tables (`NAME$snapshots`, `$schemas`, `$tags`, `$manifests`, `$files`); `--explain`
+    /// shows what each scan pushed down and which data files it prunes.
+    #[cfg(feature = "sql")]
+    Sql(cli::sql::SqlArgs),
     /// Record the IO of a read as a conformance case: `record --out DIR -- scan TABLE ...`.
     Record(paimon_native::recording::RecordArgs),
     /// Serve the table inspector page and a table or warehouse directory over HTTP
@@ -205,10 +214,22 @@ fn limit_malloc_arenas() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn limit_malloc_arenas() {}
 
+/// The metadata views of one table (the commands that only open a table and print it).
+enum View {
+    Info(SnapshotArgs),
+    Schema(SnapshotArgs),
+    Files(SnapshotArgs),
+    Manifests(SnapshotArgs),
+    Snapshots(TableArgs),
+    Tags(TableArgs),
+}
+
 async fn run(cli: Cli) -> Result<(), String> {
     let json = cli.json;
-    let command = match cli.command {
+    let view = match cli.command {
         Command::Scan(a) => return cli::scan::run(a, json, cli.io_stats).await,
+        #[cfg(feature = "sql")]
+        Command::Sql(a) => return cli::sql::run(a, json).await,
         Command::Blob(a) => return cli::blob::run(a, cli.io_stats).await,
         Command::BlobDescriptor(a) => {
             cli::print(&cli::blob::descriptor_hex(&a));
@@ -239,36 +260,18 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Tag(a) => return cli::maintenance::tag(a, json).await,
         Command::Rollback(a) => return cli::maintenance::rollback(a, json).await,
         Command::Run(a) => return cli::scenario::run(a).await,
-        other => other,
+        Command::Info(a) => View::Info(a),
+        Command::Schema(a) => View::Schema(a),
+        Command::Files(a) => View::Files(a),
+        Command::Manifests(a) => View::Manifests(a),
+        Command::Snapshots(a) => View::Snapshots(a),
+        Command::Tags(a) => View::Tags(a),
     };
-    let (location, branch) = match &command {
-        Command::Info(a) | Command::Schema(a) | Command::Files(a) | Command::Manifests(a) => {
+    let (location, branch) = match &view {
+        View::Info(a) | View::Schema(a) | View::Files(a) | View::Manifests(a) => {
             (&a.table, &a.branch)
         }
-        Command::Snapshots(a) | Command::Tags(a) => (&a.table, &a.branch),
-        // Handled above.
-        Command::Scan(_)
-        | Command::Record(_)
-        | Command::Serve(_)
-        | Command::Blob(_)
-        | Command::BlobDescriptor(_)
-        | Command::Create(_)
-        | Command::Write(_)
-        | Command::Commit(_)
-        | Command::Alter(_)
-        | Command::Delete(_)
-        | Command::Update(_)
-        | Command::Compact(_)
-        | Command::PlanCompaction(_)
-        | Command::Expire(_)
-        | Command::ExpirePartitions(_)
-        | Command::RemoveOrphans(_)
-        | Command::CollectPacks(_)
-        | Command::Tag(_)
-        | Command::Rollback(_)
-        | Command::Run(_) => {
-            return Ok(());
-        }
+        View::Snapshots(a) | View::Tags(a) => (&a.table, &a.branch),
     };
     let mut table = paimon_native::Table::open(location)
         .await
@@ -279,35 +282,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             .await
             .map_err(|e| cli::error_chain(&e))?;
     }
-    let out = match command {
-        Command::Info(a) => cli::info(&table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Snapshots(_) => cli::snapshots(&table, json).await,
-        Command::Schema(a) => cli::schema(&table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
-        Command::Tags(_) => cli::tags(&table, json).await,
-        Command::Scan(_)
-        | Command::Record(_)
-        | Command::Serve(_)
-        | Command::Blob(_)
-        | Command::BlobDescriptor(_)
-        | Command::Create(_)
-        | Command::Write(_)
-        | Command::Commit(_)
-        | Command::Alter(_)
-        | Command::Delete(_)
-        | Command::Update(_)
-        | Command::Compact(_)
-        | Command::PlanCompaction(_)
-        | Command::Expire(_)
-        | Command::ExpirePartitions(_)
-        | Command::RemoveOrphans(_)
-        | Command::CollectPacks(_)
-        | Command::Tag(_)
-        | Command::Rollback(_)
-        | Command::Run(_) => {
-            return Ok(());
-        }
+    let out = match view {
+        View::Info(a) => cli::info(&table, a.snapshot, a.tag.as_deref(), json).await,
+        View::Snapshots(_) => cli::snapshots(&table, json).await,
+        View::Schema(a) => cli::schema(&table, a.snapshot, a.tag.as_deref(), json).await,
+        View::Files(a) => cli::files(&table, a.snapshot, a.tag.as_deref(), json).await,
+        View::Manifests(a) => cli::manifests(&table, a.snapshot, a.tag.as_deref(), json).await,
+        View::Tags(_) => cli::tags(&table, json).await,
     };
     if cli.io_stats {
         cli::print_io_stats(&table);

@@ -4,13 +4,14 @@
 //! Source: Java `ExpireSnapshotsImpl`, `LocalOrphanFilesClean`, `TagManager`,
 //! `RollbackHelper` (see the core module for the details and the order of deletes).
 
-use paimon_kernel::commit::CommitOptions;
+use paimon_kernel::commit::{
+    self, CommitOptions, MaintainOutcome, MaintainPlan, PartitionExpireOutcome,
+};
 use paimon_kernel::io::Machine;
 use paimon_kernel::maintenance::auto_tag::local_date_time;
 use paimon_kernel::maintenance::{
-    self, ChangelogRetention, ExpireConfig, ExpireOutcome, MaintainOutcome, MaintainPlan,
-    OrphanOutcome, PartitionExpireConfig, PartitionExpireOutcome, RollbackOutcome, RollbackTarget,
-    TagDeleteOutcome, TagInfo,
+    self, ChangelogRetention, ExpireConfig, ExpireOutcome, OrphanOutcome, PartitionExpireConfig,
+    RollbackOutcome, RollbackTarget, TagDeleteOutcome, TagInfo,
 };
 
 use crate::error::{Error, Result};
@@ -107,7 +108,7 @@ impl Table {
     /// `end-input.check-partition-expire` = true or a zero
     /// `partition.expiration-check-interval`; the drops are committed as `commit_user`), the
     /// snapshot expire and, with a decoupled changelog lifecycle, the changelog expire (see
-    /// [`paimon_kernel::maintenance::after_commit`]). `None` with `write-only` = true.
+    /// [`paimon_kernel::commit::after_commit`]). `None` with `write-only` = true.
     /// [`crate::TableCommit`] runs it after every commit and reports a failure as
     /// `maintenance_warning` of the commit's outcome.
     ///
@@ -154,7 +155,7 @@ impl Table {
         commit_user: &str,
     ) -> Result<MaintainOutcome> {
         self.run_maintenance(
-            maintenance::maintain_machine(
+            commit::maintain_machine(
                 plan,
                 now_millis,
                 CommitOptions::new(commit_user, now_millis, random_seed()),
@@ -196,7 +197,7 @@ impl Table {
     }
 
     /// Expire partitions as Java's `expire_partitions` procedure (see
-    /// [`paimon_kernel::maintenance::partitions`]): the partitions `config` selects at
+    /// [`paimon_kernel::commit::partition_expire`]): the partitions `config` selects at
     /// `now_millis` (epoch millis, read as a UTC local date-time) are dropped, one `OVERWRITE`
     /// snapshot per `partition.expiration-batch-size` partitions (none with `dry_run`). The
     /// drops are committed by a random commit user at `now_millis`.
@@ -216,9 +217,9 @@ impl Table {
                 paimon_kernel::Error::invalid("the table has no partition keys"),
             ));
         }
-        let user = paimon_kernel::write::NameSource::new(random_seed()).uuid();
+        let user = paimon_kernel::util::NameSource::new(random_seed()).uuid();
         self.run_maintenance(
-            maintenance::expire_partitions_machine(
+            commit::expire_partitions_machine(
                 config,
                 now_millis,
                 CommitOptions::new(user, now_millis, random_seed()),

@@ -61,16 +61,16 @@ use arrow_schema::SchemaRef;
 use futures::stream::BoxStream;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, Stream, StreamExt};
-use paimon_kernel::evolution::read::read_blob_cell;
-use paimon_kernel::evolution::row_range::RowRange;
 use paimon_kernel::io::{Io, Machine, Step};
 use paimon_kernel::predicate::Predicate;
+use paimon_kernel::read::evolution::read_blob_cell;
 use paimon_kernel::read::{ReadContext, independent_parts, read_split};
 use paimon_kernel::scan::branch::{SCAN_FALLBACK_BRANCH, SCAN_PRIMARY_BRANCH};
 use paimon_kernel::scan::planner::read_live_entries;
 use paimon_kernel::scan::snapshot_resolver::TimeTravel;
 use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
 use paimon_kernel::spec::manifest::ManifestEntry;
+use paimon_kernel::spec::row_range::RowRange;
 use paimon_kernel::spec::snapshot::tag_path;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -162,7 +162,7 @@ fn cores() -> usize {
 }
 
 /// Default splits in flight: the available cores, clamped to 2..=4.
-fn default_splits_in_flight() -> usize {
+pub(crate) fn default_splits_in_flight() -> usize {
     std::thread::available_parallelism()
         .map_or(2, std::num::NonZeroUsize::get)
         .clamp(2, 4)
@@ -254,7 +254,7 @@ impl TableScan {
 
     /// The bytes of one blob: column `column` (a `BLOB` column of a data-evolution table) of
     /// the row with `_ROW_ID = row_id`, read with ranged reads only (the plan is restricted to
-    /// that row; see [`paimon_kernel::evolution::read::read_blob_cell`]). `None` for a null
+    /// that row; see [`paimon_kernel::read::evolution::read_blob_cell`]). `None` for a null
     /// blob.
     ///
     /// # Errors
@@ -286,7 +286,7 @@ impl TableScan {
     }
 
     /// The filter as a predicate.
-    fn predicate(&self) -> Result<Option<Predicate>> {
+    pub(crate) fn predicate(&self) -> Result<Option<Predicate>> {
         match &self.read.filter {
             None => Ok(None),
             Some(Filter::Predicate(p)) => Ok(Some(p.clone())),
@@ -332,7 +332,7 @@ impl TableScan {
         self.plan_with(self.predicate()?).await
     }
 
-    async fn plan_with(&self, filter: Option<Predicate>) -> Result<Plan> {
+    pub(crate) async fn plan_with(&self, filter: Option<Predicate>) -> Result<Plan> {
         let request = self.request(filter);
         self.table
             .run_machine(
@@ -486,7 +486,11 @@ impl TableScan {
     }
 
     /// Stream the rows of `plan` (this scan's reading options).
-    fn stream_plan(&self, plan: Plan, filter: Option<&Predicate>) -> Result<RecordBatchStream> {
+    pub(crate) fn stream_plan(
+        &self,
+        plan: Plan,
+        filter: Option<&Predicate>,
+    ) -> Result<RecordBatchStream> {
         let ctx = ReadContext::try_new(
             &plan,
             self.read.projection.as_deref(),
@@ -522,6 +526,19 @@ impl TableScan {
                 .min_part_bytes
                 .unwrap_or(paimon_kernel::read::MIN_PART_BYTES),
         ))
+    }
+
+    /// Stream the rows of `plan` (or of some of its splits: a plan whose `splits` were
+    /// narrowed, e.g. one split shipped to a worker) with this scan's projection, filter,
+    /// limit and parallelism. The scan's time travel and branch are not used: the plan says
+    /// what to read. Files are read from this scan's table location.
+    ///
+    /// # Errors
+    /// As [`TableScan::to_stream`] (an unknown column, a filter that does not parse or names
+    /// an unknown column); items fail naming the data file that is missing or corrupt.
+    pub fn read_plan(&self, plan: Plan) -> Result<RecordBatchStream> {
+        let filter = self.predicate()?;
+        self.stream_plan(plan, filter.as_ref())
     }
 
     /// Plan the scan and stream its rows as Arrow record batches of
@@ -623,6 +640,54 @@ impl TableScan {
     }
 }
 
+impl crate::table::Table {
+    /// A plan of the one split `split` (e.g. decoded from Java's `DataSplit` bytes, which carry
+    /// no schema) read with this table's latest schema, as Java's `TableRead` of the table
+    /// reads a split: the schemas its files were written with are read by id. Read it with
+    /// [`TableScan::read_plan`].
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when a schema is missing or corrupt.
+    pub async fn plan_for_split(&self, split: DataSplit) -> Result<Plan> {
+        let schema = self.schema().await?;
+        let mut ids: Vec<i64> = split.data_files.iter().map(|f| f.schema_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut schemas = std::collections::BTreeMap::new();
+        for id in ids {
+            if id == schema.id {
+                continue;
+            }
+            schemas.insert(id, self.schema_by_id(id).await?);
+        }
+        schemas.insert(schema.id, schema.clone());
+        let table_kind = paimon_kernel::scan::TableKind::of(&schema).map_err(|e| {
+            Error::kernel(format!("reading a split of table {}", self.location()), e)
+        })?;
+        let snapshot = self.snapshot(split.snapshot_id).await.ok();
+        Ok(Plan {
+            snapshot,
+            options: schema.options.clone(),
+            schema,
+            schemas,
+            table_kind,
+            splits: vec![split],
+            row_ranges: None,
+            pruned: Default::default(),
+        })
+    }
+
+    /// The table root as Java names it in split bytes: `file:/path` for a local table, the URL
+    /// otherwise.
+    pub fn java_root(&self) -> String {
+        let url = self.location().trim_end_matches('/');
+        match url.strip_prefix("file://") {
+            Some(rest) => format!("file:{rest}"),
+            None => url.to_string(),
+        }
+    }
+}
+
 /// The branches one scan reads (see [`TableScan::branch_pair`]).
 enum BranchPair {
     /// The scanned branch alone.
@@ -651,6 +716,14 @@ impl std::fmt::Debug for RecordBatchStream {
 }
 
 impl RecordBatchStream {
+    /// A stream of `inner`'s batches, all of `schema`.
+    pub(crate) fn from_parts(
+        schema: SchemaRef,
+        inner: BoxStream<'static, Result<RecordBatch>>,
+    ) -> Self {
+        RecordBatchStream { schema, inner }
+    }
+
     /// The Arrow schema of every batch (projection applied).
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)

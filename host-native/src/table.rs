@@ -330,6 +330,31 @@ impl Table {
         .await
     }
 
+    /// Every schema file still present (`schema/schema-<id>`), by id ascending (Java's
+    /// `$schemas` rows).
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] when a schema file is corrupt (naming it).
+    pub async fn all_schemas(&self) -> Result<Vec<TableSchema>> {
+        self.run("Schemas", "listing the schemas", |io| async move {
+            let Some(latest) = latest_schema_id(&io).await? else {
+                return Ok(Vec::new());
+            };
+            let io = &io;
+            let present = try_join_all((0..=latest).map(|id| async move {
+                let path = paimon_kernel::spec::schema::schema_path(id);
+                Ok::<_, paimon_kernel::Error>((id, io.head(&path).await?.is_some()))
+            }))
+            .await?;
+            let ids: Vec<i64> = present
+                .into_iter()
+                .filter_map(|(id, here)| here.then_some(id))
+                .collect();
+            try_join_all(ids.into_iter().map(|id| read_schema(io, id))).await
+        })
+        .await
+    }
+
     /// Every tag, by name ascending, with the snapshot it pins.
     ///
     /// # Errors

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use paimon_kernel::evolution::row_range::parse_row_ranges;
 use paimon_kernel::io::Machine;
 use paimon_kernel::predicate::Predicate;
 use paimon_kernel::read::{OutputColumn, ReadContext, read_splits};
 use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
+use paimon_kernel::spec::row_range::parse_row_ranges;
 use paimon_kernel::spec::{DataType, TypeKind};
 use paimon_kernel::{Error, Result};
 use serde_json::{Value, json};

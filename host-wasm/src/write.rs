@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The writes and compactions are the core's one-shot jobs
-//! ([`paimon_kernel::write::job`]): the same writers, compaction tasks and commit as the
+//! ([`paimon_kernel::job`]): the same writers, compaction tasks and commit as the
 //! native host, over the table's source. Writable sources: an in-memory table (`create`,
 //! `openMemory`) and a directory handle (`openDirectory`: a picked folder with write
 //! permission, or the origin-private file system). The page is the only writer of such a
@@ -28,9 +28,9 @@ use bytes::Bytes;
 use js_sys::{Function, Promise, Uint8Array};
 use paimon_kernel::canonical::input::InputFormat;
 use paimon_kernel::io::{Machine, MemoryStore};
-use paimon_kernel::write::NameSource;
-use paimon_kernel::write::create::{create_table_machine, new_table_schema};
-use paimon_kernel::write::job::{JobSettings, RowInput, WriteMode, compact_job, write_input_job};
+use paimon_kernel::job::{JobSettings, RowInput, WriteMode, compact_job, write_input_job};
+use paimon_kernel::schema::create::{create_table_machine, new_table_schema};
+use paimon_kernel::util::NameSource;
 use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;

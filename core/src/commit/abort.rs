@@ -115,7 +115,8 @@ async fn written_packs<T>(
     schema: &TableSchema,
     messages: &[CommitMessage],
 ) -> Result<Vec<String>> {
-    use crate::format::blob_ref::{BLOBREF_SUFFIX, decode_blobref};
+    use crate::format::blob_ref::decode_blobref;
+    use crate::spec::file_names::BLOBREF_SUFFIX;
     let options = schema.core_options();
     let keys: Vec<DataField> = schema.partition_fields()?.into_iter().cloned().collect();
     let naming = options.partition_naming()?;

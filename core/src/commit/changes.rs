@@ -7,9 +7,10 @@
 //!
 //! Some Java steps iterate a `HashMap` keyed by `BinaryRow` (row-id assignment grouped by
 //! partition, overwrite upgrade per bucket); their order is reproduced with
-//! [`java_hash_map_order`] and [`binary_row_hash_code`] so that row ids and manifest entry
+//! [`java_hash_map_order`] and [`BinaryRow::hash_code`] so that row ids and manifest entry
 //! order match Java's for the same inputs.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
@@ -18,6 +19,8 @@ use crate::spec::{
     BinaryRow, DataField, DataType, Datum, FileKind, IndexFileMeta, IndexManifestEntry,
     ManifestEntry, ManifestFileMeta,
 };
+
+use crate::util::java_hash::{JavaHashMap, JavaKey};
 
 use super::message::CommitMessage;
 
@@ -116,46 +119,33 @@ pub fn changed_partitions(
     out
 }
 
-/// Java's `BinaryRow#hashCode`: 32-bit Murmur3 over the row bytes read as little-endian
-/// words, seed 42 (`MemorySegmentUtils.hashByWords`). Row bytes are always a multiple of 8
-/// long; a trailing partial word (never produced by Paimon) is ignored.
-pub fn binary_row_hash_code(row: &BinaryRow) -> i32 {
-    const C1: u32 = 0xcc9e_2d51;
-    const C2: u32 = 0x1b87_3593;
-    let bytes = row.row_bytes();
-    let mut h1: u32 = 42;
-    for word in bytes.chunks_exact(4) {
-        let mut k1 = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-        k1 = k1.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
-        h1 ^= k1;
-        h1 = h1.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
-    }
-    h1 ^= bytes.len() as u32;
-    h1 ^= h1 >> 16;
-    h1 = h1.wrapping_mul(0x85eb_ca6b);
-    h1 ^= h1 >> 13;
-    h1 = h1.wrapping_mul(0xc2b2_ae35);
-    h1 ^= h1 >> 16;
-    h1 as i32
+/// A distinct key of a Java `HashMap` (told apart by `index`) with Java hash code `hash`, of
+/// a class that is not `Comparable` (`BinaryRow`, a partition-and-bucket pair).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct HashedKey {
+    index: usize,
+    hash: i32,
 }
 
-/// The iteration order of a Java `HashMap` (default capacity 16, load factor 0.75) into
-/// which distinct keys with these `hash_codes` were inserted in order: indexes into
-/// `hash_codes`. Entries are ordered by bucket (`(h ^ h >>> 16) & (capacity - 1)` at the
-/// final capacity), then by insertion order (resizes keep the relative order of a bucket's
-/// list). Buckets turned into trees (8 or more colliding keys) are not modelled.
-pub fn java_hash_map_order(hash_codes: &[i32]) -> Vec<usize> {
-    let mut capacity: usize = 16;
-    while hash_codes.len() > capacity / 4 * 3 {
-        capacity *= 2;
+impl JavaKey for HashedKey {
+    fn hash_code(&self) -> i32 {
+        self.hash
     }
-    let mask = (capacity - 1) as u32;
-    let mut order: Vec<usize> = (0..hash_codes.len()).collect();
-    order.sort_by_key(|&i| {
-        let h = hash_codes[i] as u32;
-        ((h ^ (h >> 16)) & mask, i)
-    });
-    order
+
+    fn compare_to(&self, _other: &Self) -> Option<Ordering> {
+        None
+    }
+}
+
+/// The iteration order of a Java `HashMap` (`new HashMap<>()`) into which distinct keys with
+/// these `hash_codes` were `put` in order: indexes into `hash_codes`. The map is modelled
+/// bin by bin, resizes and tree bins included ([`JavaHashMap`]).
+pub fn java_hash_map_order(hash_codes: &[i32]) -> Vec<usize> {
+    let mut map: JavaHashMap<HashedKey, usize> = JavaHashMap::new();
+    for (index, &hash) in hash_codes.iter().enumerate() {
+        map.put(Some(HashedKey { index, hash }), index);
+    }
+    map.into_values()
 }
 
 /// Group `entries` by partition in the order Java's `Collectors.groupingBy(partition)` (a
@@ -174,7 +164,7 @@ pub fn group_by_partition_java_order(entries: Vec<ManifestEntry>) -> Vec<Manifes
         });
         groups[i].push(e);
     }
-    let hashes: Vec<i32> = keys.iter().map(binary_row_hash_code).collect();
+    let hashes: Vec<i32> = keys.iter().map(BinaryRow::hash_code).collect();
     let mut slots: Vec<Option<Vec<ManifestEntry>>> = groups.into_iter().map(Some).collect();
     java_hash_map_order(&hashes)
         .into_iter()
@@ -379,7 +369,7 @@ pub fn upgrade_for_overwrite(
         .iter()
         .map(|(p, b)| {
             31i32
-                .wrapping_add(binary_row_hash_code(p))
+                .wrapping_add(p.hash_code())
                 .wrapping_mul(31)
                 .wrapping_add(*b)
         })
@@ -436,8 +426,8 @@ mod tests {
     /// order of a `HashMap` holding `singleColumn(i) -> i` for `i` in `0..20`.
     #[test]
     fn binary_row_hash_and_hash_map_order_match_java() {
-        assert_eq!(binary_row_hash_code(&BinaryRow::empty()), -1670924195);
-        assert_eq!(binary_row_hash_code(&int_row(1)), 1465514398);
+        assert_eq!(BinaryRow::empty().hash_code(), -1670924195);
+        assert_eq!(int_row(1).hash_code(), 1465514398);
         let row = BinaryRow::encode(
             &[Datum::String("20240514".into()), Datum::Int(12)],
             &[
@@ -446,8 +436,8 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(binary_row_hash_code(&row), 231719776);
-        let hashes: Vec<i32> = (0..20).map(|i| binary_row_hash_code(&int_row(i))).collect();
+        assert_eq!(row.hash_code(), 231719776);
+        let hashes: Vec<i32> = (0..20).map(|i| int_row(i).hash_code()).collect();
         assert_eq!(
             java_hash_map_order(&hashes),
             vec![

@@ -84,17 +84,20 @@ use crate::spec::{
     CommitKind, DataField, DataType, FileKind, IndexManifestEntry, ManifestCodec, ManifestEntry,
     ManifestFileMeta, Snapshot, TableSchema, combine_index_entries, merge_entries,
 };
-use crate::write::NameSource;
+use crate::util::NameSource;
 
 use super::changes::{
     EntryChanges, PartitionFilter, changed_partitions, group_by_partition_java_order,
     upgrade_for_overwrite,
 };
-use super::conflict::{ConflictContext, check_conflicts};
+use super::conflict::{ConflictContext, check_conflicts, check_hash_index_changes};
 use super::merger::{ManifestCache, MergeSettings, merge_manifests};
 use super::message::CommitMessage;
 use super::meta_writer::MetaWriter;
 use super::row_tracking::assign_row_tracking;
+
+mod parts;
+use parts::*;
 
 /// `manifest.target-file-size` default: 8 MB.
 pub const DEFAULT_MANIFEST_TARGET_FILE_SIZE: i64 = 8 << 20;
@@ -236,10 +239,10 @@ pub struct CommitOutcome {
     /// Publish attempts made (1 per part without contention).
     pub attempts: u32,
     /// What the host's maintenance after the commit did (snapshot/changelog expire,
-    /// automatic tags; see [`crate::maintenance::after_commit`]); `None` when it did not run
+    /// automatic tags; see [`crate::commit::after_commit`]); `None` when it did not run
     /// (`write-only`, the core's commit alone) or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maintenance: Option<crate::maintenance::MaintainOutcome>,
+    pub maintenance: Option<super::after_commit::MaintainOutcome>,
     /// Why the maintenance after a successful commit failed. The commit itself stands (Java
     /// throws from `TableCommitImpl.maintain` instead; here the snapshot is visible and only
     /// reported).
@@ -465,173 +468,6 @@ impl TableSettings {
             partition_expire: PartitionExpireConfig::from_options(&options).ok().flatten(),
         })
     }
-}
-
-/// One snapshot to publish.
-#[derive(Debug, Clone)]
-struct Part {
-    kind: CommitKind,
-    table_files: Vec<ManifestEntry>,
-    changelog: Vec<ManifestEntry>,
-    index: Vec<IndexManifestEntry>,
-    detect_conflicts: bool,
-    /// Overwrite: also delete the live files (and index files) of these partitions.
-    overwrite: Option<PartitionFilter>,
-}
-
-/// The parts of a commit, as Java's `commit` / `overwritePartition` build them.
-fn plan_parts(
-    table: &TableSettings,
-    messages: &[CommitMessage],
-    mode: &CommitMode,
-    options: &CommitOptions,
-) -> Result<Vec<Part>> {
-    let c = EntryChanges::collect(messages, table.bucket);
-    let mut parts = Vec::new();
-    match mode {
-        CommitMode::Append => {
-            if !options.ignore_empty_commit
-                || !c.append_table_files.is_empty()
-                || !c.append_changelog.is_empty()
-                || !c.append_index_files.is_empty()
-            {
-                let deletes = c
-                    .append_table_files
-                    .iter()
-                    .any(|e| e.kind == FileKind::Delete)
-                    || c.append_index_files
-                        .iter()
-                        .any(|e| e.index_file.index_type == DELETION_VECTORS_INDEX);
-                let global_index_add = c
-                    .append_index_files
-                    .iter()
-                    .any(|e| e.kind == FileKind::Add && e.index_file.global_index.is_some());
-                // A postpone-bucket table's batch write into real buckets is checked as
-                // Spark's commit of it is (`appendCommitCheckConflict(true)`): two writers
-                // that chose different bucket counts for one partition conflict.
-                let postpone_fixed = table.bucket == crate::write::postpone::POSTPONE_BUCKET
-                    && c.append_table_files.iter().any(|e| e.bucket >= 0);
-                parts.push(Part {
-                    kind: if deletes {
-                        CommitKind::Overwrite
-                    } else {
-                        CommitKind::Append
-                    },
-                    table_files: c.append_table_files,
-                    changelog: c.append_changelog,
-                    index: c.append_index_files,
-                    detect_conflicts: options.check_append_conflicts
-                        || deletes
-                        || global_index_add
-                        || postpone_fixed,
-                    overwrite: None,
-                });
-            }
-            if !c.compact_table_files.is_empty()
-                || !c.compact_changelog.is_empty()
-                || !c.compact_index_files.is_empty()
-            {
-                parts.push(Part {
-                    kind: CommitKind::Compact,
-                    table_files: c.compact_table_files,
-                    changelog: c.compact_changelog,
-                    index: c.compact_index_files,
-                    detect_conflicts: true,
-                    overwrite: None,
-                });
-            }
-        }
-        CommitMode::Overwrite {
-            partition_filter,
-            dynamic,
-        } => {
-            let fields = &table.partition_fields;
-            let filter = if !fields.is_empty() && *dynamic {
-                if c.append_table_files.is_empty() {
-                    None
-                } else {
-                    Some(PartitionFilter::Set(
-                        c.append_table_files
-                            .iter()
-                            .map(|e| e.partition.clone())
-                            .collect(),
-                    ))
-                }
-            } else {
-                let filter = PartitionFilter::from_spec(
-                    &partition_filter.clone().unwrap_or_default(),
-                    fields,
-                    &table.default_partition_name,
-                )?;
-                for e in &c.append_table_files {
-                    if !filter.test(&e.partition, fields)? {
-                        let where_ = crate::spec::partition::render_partition(fields, &e.partition)
-                            .unwrap_or_else(|_| format!("{:?}", e.partition));
-                        return Err(Error::invalid(format!(
-                            "overwrite of {partition_filter:?}: file {} in partition {where_} \
-                             does not belong to the overwritten partitions",
-                            e.file.file_name
-                        )));
-                    }
-                }
-                Some(filter)
-            };
-            let with_compact =
-                !c.compact_table_files.is_empty() || !c.compact_index_files.is_empty();
-            let mut files = c.append_table_files;
-            if !with_compact
-                && table.overwrite_upgrade
-                && let Some(key_types) = &table.key_types
-            {
-                files = upgrade_for_overwrite(files, key_types, table.max_level)?;
-            }
-            if let Some(filter) = filter {
-                parts.push(Part {
-                    kind: CommitKind::Overwrite,
-                    table_files: files,
-                    changelog: Vec::new(),
-                    index: c.append_index_files,
-                    detect_conflicts: true,
-                    overwrite: Some(filter),
-                });
-            }
-            if with_compact {
-                parts.push(Part {
-                    kind: CommitKind::Compact,
-                    table_files: c.compact_table_files,
-                    changelog: Vec::new(),
-                    index: c.compact_index_files,
-                    detect_conflicts: true,
-                    overwrite: None,
-                });
-            }
-        }
-        CommitMode::DropPartitions { partitions } => {
-            if table.partition_fields.is_empty() {
-                return Err(Error::invalid(
-                    "dropping partitions of an unpartitioned table",
-                ));
-            }
-            if partitions.is_empty() {
-                return Err(Error::invalid("dropping partitions: no partition given"));
-            }
-            if !messages.is_empty() {
-                return Err(Error::invalid(format!(
-                    "dropping partitions takes no commit messages ({} given)",
-                    messages.len()
-                )));
-            }
-            parts.push(Part {
-                kind: CommitKind::Overwrite,
-                table_files: Vec::new(),
-                changelog: Vec::new(),
-                index: Vec::new(),
-                detect_conflicts: true,
-                overwrite: Some(PartitionFilter::Set(partitions.clone())),
-            });
-        }
-    }
-    Ok(parts)
 }
 
 /// The result of committing one part.
@@ -1021,7 +857,7 @@ impl<T> Committer<'_, T> {
                     .map(|c| (c, self.options.time_millis)),
             };
             check_conflicts(&ctx, &base, &delta, part.kind, latest.next_row_id)?;
-            crate::write::deletion_vectors::check_deletion_vector_changes(
+            super::conflict::check_deletion_vector_changes(
                 &old_index_entries,
                 &index,
                 &base,
@@ -1248,51 +1084,4 @@ impl<T> Committer<'_, T> {
             .and_then(|v| v.get("schemaId").and_then(serde_json::Value::as_i64));
         Ok((stats_schema == Some(schema_id)).then_some(name))
     }
-}
-
-/// Hash index files (dynamic-bucket tables) replace each other per (partition, bucket), so a
-/// writer that restored an older index file than the live one would drop the keys another
-/// commit assigned meanwhile, and a later write could put such a key into a second bucket.
-/// Each `HASH` change must replace exactly the live file of its bucket (or add the first one).
-/// Java has no such check (it supports one writing job per dynamic-bucket table); this makes
-/// two racing writers a [`Error::CommitConflict`] instead of a silently broken index.
-fn check_hash_index_changes(
-    live: &[IndexManifestEntry],
-    changes: &[IndexManifestEntry],
-) -> Result<()> {
-    use crate::spec::index_manifest::HASH_INDEX;
-    let is_hash = |e: &&IndexManifestEntry| e.index_file.index_type == HASH_INDEX;
-    for c in changes.iter().filter(is_hash) {
-        let current = live
-            .iter()
-            .filter(is_hash)
-            .find(|l| l.partition == c.partition && l.bucket == c.bucket);
-        let replaced_here = changes.iter().filter(is_hash).any(|d| {
-            d.kind == FileKind::Delete && d.partition == c.partition && d.bucket == c.bucket
-        });
-        let ok = match c.kind {
-            FileKind::Delete => {
-                current.is_some_and(|l| l.index_file.file_name == c.index_file.file_name)
-            }
-            FileKind::Add => current.is_none() || replaced_here,
-        };
-        if !ok {
-            return Err(Error::CommitConflict {
-                detail: format!(
-                    "the hash index of bucket {} changed since this write started (it {} {}, \
-                     the live file is {}): another writer committed to the same dynamic \
-                     bucket; nothing was published, write again",
-                    c.bucket,
-                    if c.kind == FileKind::Delete {
-                        "replaces"
-                    } else {
-                        "adds"
-                    },
-                    c.index_file.file_name,
-                    current.map_or("none", |l| l.index_file.file_name.as_str())
-                ),
-            });
-        }
-    }
-    Ok(())
 }

@@ -17,8 +17,7 @@
 //! Every failure is an [`Error::CommitConflict`]: the commit gives up without retrying.
 //! Deletion-vector index changes (Java's `SimpleFileEntryWithDV` pairing for bucket-unaware
 //! tables) are checked by
-//! [`check_deletion_vector_changes`](crate::write::deletion_vectors::check_deletion_vector_changes),
-//! which the committer calls after these checks.
+//! [`check_deletion_vector_changes`], which the committer calls after these checks.
 //! A deletion conflict whose partitions are all past `partition.expiration-time` (values-time
 //! strategy, at the commit's time) says so, as Java's partition-expire hint does.
 //! Not implemented: the global-index row-range check and the `rowIdCheckFromSnapshot` column
@@ -27,13 +26,15 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::spec::index_manifest::DELETION_VECTORS_INDEX;
 use crate::spec::{
-    BinaryRow, CommitKind, DataField, DataType, Datum, FileIdentifier, FileKind, ManifestEntry,
+    BinaryRow, CommitKind, DataField, DataType, Datum, FileIdentifier, FileKind,
+    IndexManifestEntry, ManifestEntry,
 };
 
 use super::changes::decode_key;
-use super::row_tracking::{is_blob_file, is_vector_store_file};
 use crate::maintenance::partitions::PartitionExpireConfig;
+use crate::spec::file_names::{is_blob_file, is_vector_store_file};
 
 /// What the checks need to know about the table.
 #[derive(Debug, Clone)]
@@ -419,3 +420,299 @@ fn check_row_id_ranges(ctx: &ConflictContext<'_>, merged: &[ManifestEntry]) -> R
     }
     Ok(())
 }
+
+/// Commit-time check of a commit's deletion-vector index changes against the latest
+/// snapshot: `live` is its index manifest, `base` the live data files of the changed
+/// partitions, `changes` this commit's index changes (DELETE and ADD entries).
+///
+/// * Bucket-unaware tables (Java `ConflictDetection` with `SimpleFileEntryWithDV`): every
+///   data file that gets a new DV must still be live, and the index file the commit replaces
+///   for it must be the one holding its DV now (none if it has none); every deleted index
+///   file must be live.
+/// * Fixed buckets: every data file that gets a new DV must still be live, and each DELETE
+///   names the live index file of its bucket; with `check_bucketed` (non-compaction commits)
+///   an ADD also goes to a bucket without one or replaces it in the same commit. Java
+///   replaces the bucket's file without such checks, which can lose a concurrent change;
+///   here that race is a conflict (compaction messages written by Java, which add without
+///   deleting, still commit).
+///
+/// # Errors
+/// [`Error::CommitConflict`] naming the data or index file.
+pub fn check_deletion_vector_changes(
+    live: &[IndexManifestEntry],
+    changes: &[IndexManifestEntry],
+    base: &[ManifestEntry],
+    delta: &[ManifestEntry],
+    bucket_unaware: bool,
+    check_bucketed: bool,
+) -> Result<()> {
+    let is_dv = |e: &&IndexManifestEntry| e.index_file.index_type == DELETION_VECTORS_INDEX;
+    let conflict = |what: String| Error::CommitConflict {
+        detail: format!(
+            "{what}: another commit changed the same deletion vectors or data files since \
+             this change was computed; nothing was published, run it again"
+        ),
+    };
+    check_deleted_files_vectors(live, changes, delta, bucket_unaware)?;
+    if !changes.iter().any(|e| is_dv(&e)) {
+        return Ok(());
+    }
+    // Whether each data file of the changed partitions is live after the commit.
+    let mut live_data: BTreeMap<&str, bool> = BTreeMap::new();
+    for e in base.iter().chain(delta) {
+        live_data.insert(e.file.file_name.as_str(), e.kind == FileKind::Add);
+    }
+    if bucket_unaware {
+        for d in changes
+            .iter()
+            .filter(is_dv)
+            .filter(|e| e.kind == FileKind::Delete)
+        {
+            if !live
+                .iter()
+                .filter(is_dv)
+                .any(|l| l.index_file.file_name == d.index_file.file_name)
+            {
+                return Err(conflict(format!(
+                    "deletion vector index file {} is no longer live",
+                    d.index_file.file_name
+                )));
+            }
+        }
+        for a in changes
+            .iter()
+            .filter(is_dv)
+            .filter(|e| e.kind == FileKind::Add)
+        {
+            for r in a.index_file.dv_ranges.iter().flatten() {
+                let name = r.data_file_name.as_str();
+                if live_data.get(name) != Some(&true) {
+                    return Err(conflict(format!(
+                        "data file {name} of a new deletion vector is no longer live"
+                    )));
+                }
+                let now = dv_holder(live.iter(), name);
+                let replaced =
+                    dv_holder(changes.iter().filter(|e| e.kind == FileKind::Delete), name);
+                if now != replaced {
+                    return Err(conflict(format!(
+                        "the deletion vector of data file {name} is now in {} but this commit \
+                         replaces {}",
+                        now.as_deref().unwrap_or("no index file"),
+                        replaced.as_deref().unwrap_or("none")
+                    )));
+                }
+            }
+        }
+        return Ok(());
+    }
+    // Every new or grown vector must belong to a data file that is still live (a compaction
+    // that marked rows of a file another commit has since rewritten would resurrect its
+    // keys); vectors carried over unchanged from a replaced index file are not checked.
+    let carried: BTreeMap<(&BinaryRow, i32, &str), Option<i64>> = changes
+        .iter()
+        .filter(is_dv)
+        .filter(|e| e.kind == FileKind::Delete)
+        .flat_map(|e| {
+            e.index_file.dv_ranges.iter().flatten().map(move |r| {
+                (
+                    (&e.partition, e.bucket, r.data_file_name.as_str()),
+                    r.cardinality,
+                )
+            })
+        })
+        .collect();
+    for a in changes
+        .iter()
+        .filter(is_dv)
+        .filter(|e| e.kind == FileKind::Add)
+    {
+        for r in a.index_file.dv_ranges.iter().flatten() {
+            let key = (&a.partition, a.bucket, r.data_file_name.as_str());
+            let unchanged = r.cardinality.is_some() && carried.get(&key) == Some(&r.cardinality);
+            if !unchanged && live_data.get(r.data_file_name.as_str()) != Some(&true) {
+                return Err(conflict(format!(
+                    "data file {} of a new deletion vector of bucket {} is no longer live",
+                    r.data_file_name, a.bucket
+                )));
+            }
+        }
+    }
+    for c in changes.iter().filter(is_dv) {
+        let current: Vec<&IndexManifestEntry> = live
+            .iter()
+            .filter(is_dv)
+            .filter(|l| l.partition == c.partition && l.bucket == c.bucket)
+            .collect();
+        let ok = match c.kind {
+            FileKind::Delete => current
+                .iter()
+                .any(|l| l.index_file.file_name == c.index_file.file_name),
+            // Compactions: Java's messages add a bucket's new index file without deleting
+            // the old one (the index manifest replaces it per bucket), so only the deletes
+            // are checked.
+            FileKind::Add if !check_bucketed => true,
+            FileKind::Add => current.iter().all(|l| {
+                changes.iter().filter(is_dv).any(|d| {
+                    d.kind == FileKind::Delete && d.index_file.file_name == l.index_file.file_name
+                })
+            }),
+        };
+        if !ok {
+            return Err(conflict(format!(
+                "the deletion vectors of bucket {} changed (this commit {} {}, the live index \
+                 files are [{}])",
+                c.bucket,
+                if c.kind == FileKind::Delete {
+                    "replaces"
+                } else {
+                    "adds"
+                },
+                c.index_file.file_name,
+                current
+                    .iter()
+                    .map(|l| l.index_file.file_name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The name of the first deletion-vector index file of `entries` holding a vector of data
+/// file `name`.
+fn dv_holder<'a>(
+    entries: impl Iterator<Item = &'a IndexManifestEntry>,
+    name: &str,
+) -> Option<String> {
+    entries
+        .filter(|e| e.index_file.index_type == DELETION_VECTORS_INDEX)
+        .find(|e| {
+            e.index_file
+                .dv_ranges
+                .iter()
+                .flatten()
+                .any(|r| r.data_file_name == name)
+        })
+        .map(|e| e.index_file.file_name.clone())
+}
+
+/// Every data file a commit deletes (and does not add back under the same name, as an
+/// upgrade to another level does) must go with the deletion vector it has now: the index
+/// file the commit replaces for it (a DELETE whose ranges name it; in a fixed bucket, an ADD
+/// without any DELETE of that bucket replaces all its live files, as Java's messages do) must
+/// be the live index file holding its vector, none when it has none. Otherwise rows another
+/// commit deleted since (a vector it added or extended) would come back with the rewritten
+/// rows.
+///
+/// Source: Java `ConflictDetection#buildDeltaEntriesWithDV` (data files paired with their
+/// deletion vector file; Java pairs them for bucket-unaware tables only).
+fn check_deleted_files_vectors(
+    live: &[IndexManifestEntry],
+    changes: &[IndexManifestEntry],
+    delta: &[ManifestEntry],
+    bucket_unaware: bool,
+) -> Result<()> {
+    let is_dv = |e: &&IndexManifestEntry| e.index_file.index_type == DELETION_VECTORS_INDEX;
+    let readded: std::collections::BTreeSet<&str> = delta
+        .iter()
+        .filter(|e| e.kind == FileKind::Add)
+        .map(|e| e.file.file_name.as_str())
+        .collect();
+    // Fixed buckets whose live files an ADD replaces implicitly.
+    let implicit = |p: &BinaryRow, b: i32| {
+        !bucket_unaware
+            && changes
+                .iter()
+                .filter(is_dv)
+                .any(|c| c.kind == FileKind::Add && &c.partition == p && c.bucket == b)
+            && !changes
+                .iter()
+                .filter(is_dv)
+                .any(|c| c.kind == FileKind::Delete && &c.partition == p && c.bucket == b)
+    };
+    for d in delta.iter().filter(|e| e.kind == FileKind::Delete) {
+        let name = d.file.file_name.as_str();
+        if readded.contains(name) {
+            continue;
+        }
+        let in_scope = |e: &&IndexManifestEntry| {
+            is_dv(e) && e.kind == FileKind::Add && (bucket_unaware || e.bucket == d.bucket)
+        };
+        let now = dv_holder(live.iter().filter(in_scope), name);
+        let replaced = if implicit(&d.partition, d.bucket) {
+            now.clone()
+        } else {
+            dv_holder(
+                changes
+                    .iter()
+                    .filter(is_dv)
+                    .filter(|e| e.kind == FileKind::Delete),
+                name,
+            )
+        };
+        if replaced != now {
+            return Err(Error::CommitConflict {
+                detail: format!(
+                    "data file {name} is deleted with the deletion vector of {} but its vector \
+                     is now in {}: another commit deleted rows of it since this change was \
+                     planned; nothing was published, run it again",
+                    replaced.as_deref().unwrap_or("no index file"),
+                    now.as_deref().unwrap_or("no index file")
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Hash index files (dynamic-bucket tables) replace each other per (partition, bucket), so a
+/// writer that restored an older index file than the live one would drop the keys another
+/// commit assigned meanwhile, and a later write could put such a key into a second bucket.
+/// Each `HASH` change must replace exactly the live file of its bucket (or add the first one).
+/// Java has no such check (it supports one writing job per dynamic-bucket table); this makes
+/// two racing writers a [`Error::CommitConflict`] instead of a silently broken index.
+pub(crate) fn check_hash_index_changes(
+    live: &[IndexManifestEntry],
+    changes: &[IndexManifestEntry],
+) -> Result<()> {
+    use crate::spec::index_manifest::HASH_INDEX;
+    let is_hash = |e: &&IndexManifestEntry| e.index_file.index_type == HASH_INDEX;
+    for c in changes.iter().filter(is_hash) {
+        let current = live
+            .iter()
+            .filter(is_hash)
+            .find(|l| l.partition == c.partition && l.bucket == c.bucket);
+        let replaced_here = changes.iter().filter(is_hash).any(|d| {
+            d.kind == FileKind::Delete && d.partition == c.partition && d.bucket == c.bucket
+        });
+        let ok = match c.kind {
+            FileKind::Delete => {
+                current.is_some_and(|l| l.index_file.file_name == c.index_file.file_name)
+            }
+            FileKind::Add => current.is_none() || replaced_here,
+        };
+        if !ok {
+            return Err(Error::CommitConflict {
+                detail: format!(
+                    "the hash index of bucket {} changed since this write started (it {} {}, \
+                     the live file is {}): another writer committed to the same dynamic \
+                     bucket; nothing was published, write again",
+                    c.bucket,
+                    if c.kind == FileKind::Delete {
+                        "replaces"
+                    } else {
+                        "adds"
+                    },
+                    c.index_file.file_name,
+                    current.map_or("none", |l| l.index_file.file_name.as_str())
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

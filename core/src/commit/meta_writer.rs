@@ -19,12 +19,13 @@ use futures_util::future::join_all;
 use crate::error::{Error, Result};
 use crate::io::{Io, PutMode};
 use crate::scan::planner::MANIFEST_DIR;
+use crate::spec::file_names::{MANIFEST_FILE_PREFIX, MANIFEST_LIST_PREFIX};
 use crate::spec::manifest_list::manifest_file_meta_for;
 use crate::spec::{
     AvroWriteOptions, DataType, IndexManifestEntry, ManifestCodec, ManifestEntry, ManifestFileMeta,
     encode_index_manifest, encode_manifest, encode_manifest_list,
 };
-use crate::write::NameSource;
+use crate::util::NameSource;
 
 /// Entries between two size checks of a rolling manifest writer (Java
 /// `RollingFileWriter.CHECK_ROLLING_RECORD_CNT`).
@@ -88,8 +89,8 @@ impl MetaWriter {
 
     fn next_name(&mut self, kind: MetaKind) -> String {
         let (prefix, i) = match kind {
-            MetaKind::Manifest => ("manifest-", 0),
-            MetaKind::ManifestList => ("manifest-list-", 1),
+            MetaKind::Manifest => (MANIFEST_FILE_PREFIX, 0),
+            MetaKind::ManifestList => (MANIFEST_LIST_PREFIX, 1),
             MetaKind::IndexManifest => ("index-manifest-", 2),
         };
         let n = self.counters[i];

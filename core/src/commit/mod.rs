@@ -15,14 +15,20 @@
 //! * [`merger`]: merging the previous manifests into the next base manifest list.
 //! * [`committer`]: the commit itself (idempotence, retries, publishing).
 //! * [`mod@abort`]: deleting the files of uncommitted messages.
+//! * [`after_commit`]: the maintenance a commit runs after it (Java `TableCommitImpl`:
+//!   automatic tags, partition expiry, snapshot and changelog expire), over
+//!   [`crate::maintenance`].
+//! * [`partition_expire`]: dropping expired partitions, one `OVERWRITE` commit per batch.
 
 pub mod abort;
+pub mod after_commit;
 pub mod changes;
 pub mod committer;
 pub mod conflict;
 pub mod merger;
 pub mod message;
 pub(crate) mod meta_writer;
+pub mod partition_expire;
 pub mod row_tracking;
 pub mod serializer;
 
@@ -30,5 +36,7 @@ pub mod serializer;
 mod tests;
 
 pub use abort::{abort, abort_machine, abort_paths};
+pub use after_commit::{MaintainOutcome, MaintainPlan, maintain, maintain_machine};
 pub use committer::{CommitMode, CommitOptions, CommitOutcome, commit, commit_machine};
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
+pub use partition_expire::{PartitionExpireOutcome, expire_partitions, expire_partitions_machine};

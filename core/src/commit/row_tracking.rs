@@ -6,44 +6,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::spec::{DataField, DataType, FileSource, ManifestEntry, TypeKind};
-
-/// Name of the row-id system column (Java `SpecialFields.ROW_ID`).
-pub const ROW_ID_FIELD: &str = "_ROW_ID";
-/// Field id of `_ROW_ID` (Java `SpecialFields.ROW_ID`: `Integer.MAX_VALUE - 5`).
-pub const ROW_ID_FIELD_ID: i32 = i32::MAX - 5;
-/// Name of the sequence-number system column (Java `SpecialFields.SEQUENCE_NUMBER`).
-pub const SEQUENCE_NUMBER_FIELD: &str = "_SEQUENCE_NUMBER";
-
-/// The two columns a compaction of a row-tracking table writes after the table's fields:
-/// `_ROW_ID` and `_SEQUENCE_NUMBER`, both `BIGINT NOT NULL`, with their system field ids.
-///
-/// Source: Java `SpecialFields.rowTypeWithRowTracking(rowType)` (the write type Java's
-/// compactors set on row-tracking tables).
-pub fn row_tracking_fields() -> [DataField; 2] {
-    [
-        DataField::new(
-            ROW_ID_FIELD_ID,
-            ROW_ID_FIELD,
-            DataType::not_null(TypeKind::BigInt),
-        ),
-        DataField::new(
-            crate::write::table_write::SEQUENCE_NUMBER_FIELD_ID,
-            SEQUENCE_NUMBER_FIELD,
-            DataType::not_null(TypeKind::BigInt),
-        ),
-    ]
-}
-
-/// Dedicated BLOB files (Java `BlobFileFormat.isBlobFile`).
-pub fn is_blob_file(file_name: &str) -> bool {
-    file_name.ends_with(".blob")
-}
-
-/// Dedicated vector-store files (Java `VectorType.isVectorStoreFile`).
-pub fn is_vector_store_file(file_name: &str) -> bool {
-    file_name.contains(".vector.")
-}
+use crate::spec::file_names::{is_blob_file, is_vector_store_file};
+use crate::spec::special_fields::ROW_ID;
+use crate::spec::{FileSource, ManifestEntry};
 
 /// Assign row tracking to the delta entries of a commit that becomes snapshot `snapshot_id`,
 /// numbering new rows from `first_row_id_start` (the latest snapshot's `nextRowId`, or 0).
@@ -90,7 +55,7 @@ pub fn assign_row_tracking(
         let writes_row_id = f
             .write_cols
             .as_ref()
-            .is_some_and(|c| c.iter().any(|n| n == ROW_ID_FIELD));
+            .is_some_and(|c| c.iter().any(|n| n == ROW_ID));
         if source == FileSource::Append && f.first_row_id.is_none() && !writes_row_id {
             let rows = f.row_count;
             if is_blob_file(&f.file_name) {
@@ -213,7 +178,7 @@ mod tests {
         compact.file.first_row_id = Some(3);
         compact.file.min_sequence_number = 2;
         compact.file.max_sequence_number = 5;
-        let mut with_row_id = file("u.parquet", 4, Some(&["a", ROW_ID_FIELD]));
+        let mut with_row_id = file("u.parquet", 4, Some(&["a", ROW_ID]));
         with_row_id.file.min_sequence_number = 3;
         let (out, next) = assign_row_tracking(9, 20, vec![compact, with_row_id]).unwrap();
         assert_eq!(next, 20);

@@ -436,6 +436,38 @@ fn stats_datum(s: &SimpleStats) -> Datum {
 fn write_data_files(out: &mut Vec<u8>, files: &[DataFileMeta], types: &[DataType]) -> Result<()> {
     write_len(out, files.len(), "data file list")?;
     for f in files {
+        write_data_file_row(out, f, types)?;
+    }
+    Ok(())
+}
+
+/// Java `DataFileMetaSerializer#serialize` bytes of `f` (release-1.4.2 and release-2.0.0:
+/// `int32 length ‖ BinaryRow` of `DataFileMeta.SCHEMA`), appended to `out`: the data files of
+/// Java's `DataSplit` bytes.
+///
+/// # Errors
+/// As [`encode`].
+pub(crate) fn write_data_file(out: &mut Vec<u8>, f: &DataFileMeta) -> Result<()> {
+    write_data_file_row(out, f, &data_file_types(VERSION))
+}
+
+/// Decode one Java `DataFileMetaSerializer` record at the reader's position.
+///
+/// # Errors
+/// [`Error::Corrupt`] for truncated or malformed bytes.
+pub(crate) fn read_data_file(r: &mut Reader<'_>) -> Result<DataFileMeta> {
+    let types = data_file_types(VERSION);
+    let values = r.row(&types, "data file")?;
+    let mut fields = Fields {
+        r,
+        what: "data file",
+        values,
+    };
+    data_file_from_fields(&mut fields, VERSION)
+}
+
+fn write_data_file_row(out: &mut Vec<u8>, f: &DataFileMeta, types: &[DataType]) -> Result<()> {
+    {
         if f.write_cols_sequences.is_some() {
             return Err(Error::unsupported(format!(
                 "data file {}: _WRITE_COLS_SEQUENCES in Java CommitMessageSerializer bytes \
@@ -544,26 +576,62 @@ fn write_index_files(
 // Decoding
 // ---------------------------------------------------------------------------------------------
 
-struct Reader<'a> {
+/// A cursor over Java `DataOutputView` bytes (big-endian), whose errors are `Corrupt` naming
+/// the origin and format.
+pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
     origin: Arc<str>,
+    format: &'static str,
 }
 
 impl<'a> Reader<'a> {
     fn new(buf: &'a [u8], origin: Arc<str>) -> Self {
+        Self::with_format(buf, origin, FORMAT)
+    }
+
+    /// A reader of bytes of `format` (for errors).
+    pub(crate) fn with_format(buf: &'a [u8], origin: Arc<str>, format: &'static str) -> Self {
         Reader {
             buf,
             pos: 0,
             origin,
+            format,
         }
     }
 
-    fn corrupt(&self, reason: impl Into<String>) -> Error {
-        Error::corrupt(&*self.origin, FORMAT, reason)
+    pub(crate) fn corrupt(&self, reason: impl Into<String>) -> Error {
+        Error::corrupt(&*self.origin, self.format, reason)
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+    /// The origin given to the reader.
+    pub(crate) fn origin(&self) -> Arc<str> {
+        self.origin.clone()
+    }
+
+    /// `DataInput#readLong`.
+    pub(crate) fn i64(&mut self, what: &str) -> Result<i64> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(i64::from_be_bytes(a))
+    }
+
+    /// `DataInput#readByte`.
+    pub(crate) fn u8(&mut self, what: &str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    /// `DataInput#readUTF`: `uint16 length ‖ modified UTF-8`.
+    pub(crate) fn utf(&mut self, what: &str) -> Result<String> {
+        let b = self.take(2, what)?;
+        let n = usize::from(u16::from_be_bytes([b[0], b[1]]));
+        let bytes = self.take(n, what)?;
+        decode_modified_utf8(bytes)
+            .ok_or_else(|| self.corrupt(format!("{what}: malformed modified UTF-8")))
+    }
+
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len());
         let Some(end) = end else {
             return Err(self.corrupt(format!(
@@ -577,17 +645,17 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    fn i32(&mut self, what: &str) -> Result<i32> {
+    pub(crate) fn i32(&mut self, what: &str) -> Result<i32> {
         let b = self.take(4, what)?;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn count(&mut self, what: &str) -> Result<usize> {
+    pub(crate) fn count(&mut self, what: &str) -> Result<usize> {
         let n = self.i32(what)?;
         usize::try_from(n).map_err(|_| self.corrupt(format!("{what}: negative length {n}")))
     }
 
-    fn bool(&mut self, what: &str) -> Result<bool> {
+    pub(crate) fn bool(&mut self, what: &str) -> Result<bool> {
         match self.take(1, what)?[0] {
             0 => Ok(false),
             1 => Ok(true),
@@ -595,7 +663,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn finish(&self) -> Result<()> {
+    pub(crate) fn finish(&self) -> Result<()> {
         if self.pos == self.buf.len() {
             Ok(())
         } else {
@@ -831,7 +899,13 @@ fn read_data_files(
     version: i32,
     types: &[DataType],
 ) -> Result<Vec<DataFileMeta>> {
-    read_list(r, "data file", types, |f| {
+    read_list(r, "data file", types, |f| data_file_from_fields(f, version))
+}
+
+/// A data file from its decoded `DataFileMeta.SCHEMA` fields (`version`: of the commit
+/// message bytes).
+fn data_file_from_fields(f: &mut Fields<'_, '_>, version: i32) -> Result<DataFileMeta> {
+    {
         // Absent (null) below version 3.
         let file_source = match f.take(15) {
             Datum::Null => None,
@@ -873,7 +947,7 @@ fn read_data_files(
             },
             write_cols_sequences: None,
         })
-    })
+    }
 }
 
 fn read_index_files(
@@ -952,3 +1026,56 @@ fn read_index_files(
 
 #[cfg(test)]
 mod tests;
+
+/// Java's modified UTF-8 (`DataInput#readUTF`): NUL as `C0 80`, characters beyond the BMP as
+/// two 3-byte surrogates. `None` for malformed bytes.
+pub(crate) fn decode_modified_utf8(bytes: &[u8]) -> Option<String> {
+    let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (unit, len) = if b & 0x80 == 0 {
+            (u16::from(b), 1)
+        } else if b & 0xE0 == 0xC0 {
+            let c = *bytes.get(i + 1)?;
+            if c & 0xC0 != 0x80 {
+                return None;
+            }
+            ((u16::from(b & 0x1F) << 6) | u16::from(c & 0x3F), 2)
+        } else if b & 0xF0 == 0xE0 {
+            let (c, d) = (*bytes.get(i + 1)?, *bytes.get(i + 2)?);
+            if c & 0xC0 != 0x80 || d & 0xC0 != 0x80 {
+                return None;
+            }
+            (
+                (u16::from(b & 0x0F) << 12) | (u16::from(c & 0x3F) << 6) | u16::from(d & 0x3F),
+                3,
+            )
+        } else {
+            return None;
+        };
+        units.push(unit);
+        i += len;
+    }
+    String::from_utf16(&units).ok()
+}
+
+/// Java's modified UTF-8 of `s` (`DataOutput#writeUTF` without the length).
+pub(crate) fn encode_modified_utf8(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    for u in s.encode_utf16() {
+        match u {
+            0x0001..=0x007F => out.push(u as u8),
+            0x0000 | 0x0080..=0x07FF => {
+                out.push(0xC0 | ((u >> 6) as u8 & 0x1F));
+                out.push(0x80 | (u as u8 & 0x3F));
+            }
+            _ => {
+                out.push(0xE0 | ((u >> 12) as u8 & 0x0F));
+                out.push(0x80 | ((u >> 6) as u8 & 0x3F));
+                out.push(0x80 | (u as u8 & 0x3F));
+            }
+        }
+    }
+    out
+}

@@ -10,12 +10,14 @@ use super::*;
 use crate::error::Error;
 use crate::io::{IoAnswer, IoErrorKind, IoOp, Machine, MemoryStore, PutMode, Step};
 use crate::scan::{Plan, ScanRequest, plan_scan};
+use crate::spec::snapshot::tests::JAVA_KEYS;
 use crate::spec::snapshot::{BATCH_COMMIT_IDENTIFIER, decode_snapshot, snapshot_path};
 use crate::spec::{
     BinaryRow, CommitKind, DataFileMeta, DataType, Datum, DeletionVectorMeta, FileSource,
-    IndexFileMeta, SimpleStats, Snapshot, TableSchema, TypeKind, decode_index_manifest,
-    decode_manifest, decode_manifest_list, decode_schema, encode_schema,
+    IndexFileMeta, Snapshot, TableSchema, TypeKind, decode_index_manifest, decode_manifest,
+    decode_manifest_list, decode_schema, encode_schema,
 };
+use crate::testkit;
 
 // ---------------------------------------------------------------------------------------
 // Fixtures
@@ -78,27 +80,13 @@ fn key(k: i32) -> BinaryRow {
 
 fn file(name: &str, rows: i64) -> DataFileMeta {
     DataFileMeta {
-        file_name: name.into(),
         file_size: 100 + rows,
         row_count: rows,
-        min_key: BinaryRow::empty(),
-        max_key: BinaryRow::empty(),
-        key_stats: SimpleStats::empty(),
-        value_stats: SimpleStats::empty(),
-        min_sequence_number: 0,
         max_sequence_number: rows.saturating_sub(1),
-        schema_id: 0,
-        level: 0,
-        extra_files: vec![],
         creation_time_millis: Some(1_700_000_000_000),
-        delete_row_count: Some(0),
-        embedded_index: None,
         file_source: Some(FileSource::Append),
         value_stats_cols: Some(vec![]),
-        external_path: None,
-        first_row_id: None,
-        write_cols: None,
-        write_cols_sequences: None,
+        ..testkit::data_file(name)
     }
 }
 
@@ -1557,34 +1545,6 @@ fn abort_deletes_the_new_files_only() {
 
 // ---------------------------------------------------------------------------------------
 // Snapshot JSON and serde
-
-/// Java's key order of `Snapshot` (with `writerVersion`, as Java master writes it).
-const JAVA_KEYS: [&str; 24] = [
-    "version",
-    "uuid",
-    "id",
-    "schemaId",
-    "baseManifestList",
-    "baseManifestListSize",
-    "deltaManifestList",
-    "deltaManifestListSize",
-    "changelogManifestList",
-    "changelogManifestListSize",
-    "indexManifest",
-    "commitUser",
-    "writerVersion",
-    "commitIdentifier",
-    "commitKind",
-    "timeMillis",
-    "totalRecordCount",
-    "deltaRecordCount",
-    "changelogRecordCount",
-    "watermark",
-    "statistics",
-    "properties",
-    "nextRowId",
-    "operation",
-];
 
 fn keys(bytes: &[u8]) -> Vec<String> {
     match serde_json::from_slice::<serde_json::Value>(bytes).unwrap() {

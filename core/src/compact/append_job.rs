@@ -2,7 +2,7 @@
 //! ([`plan_append_job`]: the latest snapshot's scan plan, then the append or data-evolution
 //! planner) and the rewrite of every task ([`run_append_job`]), which a host commits as one
 //! `COMPACT` snapshot. The native host's `compact` and the browser's one-shot
-//! [`crate::write::job::compact_job`] both run these.
+//! [`crate::job::compact_job`] both run these.
 //!
 //! ```text
 //! plan_append_job      scan plan of the latest snapshot (files, schemas, options), the
@@ -41,7 +41,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::commit::CommitMessage;
-use crate::commit::row_tracking::row_tracking_fields;
 use crate::compact::append::{
     AppendCompactOptions as CompactSettings, AppendCompactTask, AppendDvIndex, CompactRewriter,
     plan_bucketed, plan_unaware, rewrite_split, rewrite_task_dv_index,
@@ -56,8 +55,10 @@ use crate::read::ReadContext;
 use crate::scan::planner::{ScanRequest, plan_scan, read_index_entries};
 use crate::scan::{DataSplit, DeletionFile, Plan, TableKind};
 use crate::spec::partition::partition_values;
+use crate::spec::special_fields::row_tracking_fields;
 use crate::spec::{BinaryRow, CoreOptions, DataField, DataFileMeta, FileKind, ManifestEntry};
-use crate::write::{NameSource, WriteOptions};
+use crate::util::NameSource;
+use crate::write::WriteOptions;
 
 /// What [`plan_append_job`] plans.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -279,7 +279,7 @@ impl DataEvolutionCompactTask {
 pub fn write_layout(
     schema: &TableSchema,
 ) -> Result<(TableSchema, Vec<String>, Option<Vec<String>>)> {
-    let inline = crate::write::blob_validation::blob_inline_fields(&schema.core_options());
+    let inline = crate::blob::validation::blob_inline_fields(&schema.core_options());
     let mut out = schema.clone();
     out.fields.retain(|f| {
         BlobElementKind::try_from_data_type(&f.data_type).is_err() || inline.contains(&f.name)

@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Result;
+use crate::spec::{BinaryRow, DataField, DataType, Datum};
+
 /// The compaction planned for one snapshot of a table.
 ///
 /// JSON: `{"snapshot": N, "units": [...]}`; `units` sorted by (partition JSON, bucket,
@@ -47,4 +50,35 @@ impl CompactionPlan {
             u.files.sort();
         }
     }
+}
+
+/// Partition values as a JSON object keyed by partition key: integers and booleans as JSON
+/// values, NULL as `null`, other types as their string form (the plan JSON's convention).
+///
+/// # Errors
+/// [`crate::Error::Corrupt`] when the row does not decode with `fields`' types.
+pub fn partition_json(
+    partition: &BinaryRow,
+    fields: &[DataField],
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let mut out = serde_json::Map::new();
+    if fields.is_empty() {
+        return Ok(out);
+    }
+    let types: Vec<DataType> = fields.iter().map(|f| f.data_type.clone()).collect();
+    for (f, v) in fields.iter().zip(partition.fields(&types)?) {
+        let j = match &v {
+            Datum::Null => serde_json::Value::Null,
+            Datum::Boolean(b) => serde_json::Value::Bool(*b),
+            Datum::TinyInt(x) => serde_json::Value::from(*x),
+            Datum::SmallInt(x) => serde_json::Value::from(*x),
+            Datum::Int(x) => serde_json::Value::from(*x),
+            Datum::BigInt(x) => serde_json::Value::from(*x),
+            other => other
+                .cast_to_string(&f.data_type)
+                .map_or(serde_json::Value::Null, serde_json::Value::String),
+        };
+        out.insert(f.name.clone(), j);
+    }
+    Ok(out)
 }

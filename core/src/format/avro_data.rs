@@ -44,7 +44,7 @@ use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, SchemaRef, Time
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::format::data_file::ResolvedProjection;
+use crate::format::reading::ResolvedProjection;
 use crate::io::Io;
 use crate::spec::avro_codec::ExtraCodec;
 
@@ -722,6 +722,8 @@ pub struct AvroFileReader {
     sync: [u8; SYNC_LEN],
     codec: BlockCodec,
     root: Node,
+    /// The null branch of a writer schema `["null", record]` (rows are its other branch).
+    row_null_index: Option<i64>,
     file_schema: SchemaRef,
     projection: ResolvedProjection,
     batch_size: usize,
@@ -775,6 +777,14 @@ impl AvroFileReader {
         let mut names = BTreeMap::new();
         let root = compile(&header.schema, &mut names, 0)
             .map_err(|e| Error::unsupported(format!("Avro writer schema of {path}: {e}")))?;
+        // Java writes the rows of a file holding only some columns (a data-evolution field
+        // group, `write-cols`) as `["null", record]`: each row is a union branch, never null.
+        let (root, row_null_index) = match root {
+            Node::Nullable { null_index, inner } if matches!(*inner, Node::Record { .. }) => {
+                (*inner, Some(null_index))
+            }
+            other => (other, None),
+        };
         let Node::Record {
             names: field_names,
             fields,
@@ -793,6 +803,7 @@ impl AvroFileReader {
             sync: header.sync,
             codec: header.codec,
             root,
+            row_null_index,
             file_schema,
             projection,
             batch_size: batch_size.max(1),
@@ -931,7 +942,16 @@ impl AvroFileReader {
             };
             let take = self.block_rows_left.min(self.batch_size - rows);
             for _ in 0..take {
-                if let Err(e) = self.root.decode(&mut c) {
+                let row = match self.row_null_index {
+                    None => self.root.decode(&mut c),
+                    Some(null_index) => match c.long() {
+                        Ok(b) if b == 1 - null_index => self.root.decode(&mut c),
+                        Ok(b) if b == null_index => Err("a NULL row".to_string()),
+                        Ok(b) => Err(format!("union branch {b} of a [null, record] row")),
+                        Err(e) => Err(e),
+                    },
+                };
+                if let Err(e) = row {
                     let block = self.block_index.saturating_sub(1);
                     return Err(Error::corrupt(
                         &self.path,

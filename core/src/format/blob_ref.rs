@@ -32,11 +32,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
+use crate::spec::file_names::{BLOBREF_SUFFIX, MANAGED_BLOB_SUFFIX};
 
-/// File-name suffix of a managed-BLOB pack.
-pub const MANAGED_BLOB_SUFFIX: &str = ".managed.blob";
-/// File-name suffix of a reference sidecar (`<data file name>.blobref`).
-pub const BLOBREF_SUFFIX: &str = ".blobref";
 /// Sidecar magic, written as int32 big-endian (`50 42 4c 52`).
 pub const BLOBREF_MAGIC: i32 = 0x5042_4C52;
 /// The only sidecar version.

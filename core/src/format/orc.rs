@@ -25,16 +25,19 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_array::{
+    Array, ArrayRef, LargeStringArray, ListArray, MapArray, RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{ArrowError, DataType as ArrowType, FieldRef, Schema, SchemaRef};
 use bytes::{Buf, Bytes};
 use orc_rust::arrow_reader::{ArrowReader, ArrowReaderBuilder};
 use orc_rust::projection::ProjectionMask;
 use orc_rust::reader::ChunkReader;
 use orc_rust::reader::metadata::FileMetadata;
+use orc_rust::schema::DataType as OrcType;
 
 use crate::error::{Error, Result};
-use crate::format::data_file::{ResolvedProjection, check_range, extend_tail, read_tail};
+use crate::format::reading::{ResolvedProjection, check_range, extend_tail, read_tail};
 use crate::io::Io;
 
 const FORMAT: &str = "orc";
@@ -286,7 +289,7 @@ impl OrcFileReader {
         let builder = ArrowReaderBuilder::try_new(fetched)
             .map_err(|e| Error::corrupt(path, FORMAT, format!("invalid file tail: {e}")))?;
         let metadata = Arc::new(builder.file_metadata().clone());
-        let file_schema = builder.schema();
+        let file_schema = with_field_metadata(builder.schema(), &metadata);
         let projection = ResolvedProjection::new(&file_schema, projection);
         let names: Vec<&str> = projection
             .roots
@@ -321,7 +324,8 @@ impl OrcFileReader {
             if let Some((stripe, reader)) = &mut self.current {
                 match reader.next() {
                     Some(Ok(batch)) => {
-                        return self.projection.apply(&batch, &self.path, FORMAT).map(Some);
+                        let batch = self.projection.apply(&batch, &self.path, FORMAT)?;
+                        return trim_chars(batch, &self.metadata, &self.path).map(Some);
                     }
                     Some(Err(e)) => {
                         return Err(Error::corrupt(
@@ -381,6 +385,145 @@ impl OrcFileReader {
     }
 }
 
+/// User metadata key of the serialized Arrow schema Java writes into ORC files (base64 text
+/// of an Arrow IPC schema message; Java `FormatMetadataUtils.ARROW_SCHEMA_METADATA_KEY`).
+const ARROW_SCHEMA: &str = "ARROW:schema";
+
+/// `schema` with the metadata Java attached to its top-level fields (the shared-shredding MAP
+/// layout) taken from the file's `ARROW:schema` user metadata, matched by field name. A file
+/// without it, or whose value does not decode as base64 text of an Arrow schema, has none
+/// (Java's `OrcReaderFactory.readFieldMetadata` ignores it the same way).
+fn with_field_metadata(schema: SchemaRef, metadata: &FileMetadata) -> SchemaRef {
+    use base64::Engine;
+    let Some(encoded) = metadata.user_custom_metadata().get(ARROW_SCHEMA) else {
+        return schema;
+    };
+    let Some(arrow) = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim_ascii())
+        .ok()
+        .and_then(|b| arrow_ipc::convert::try_schema_from_ipc_buffer(&b).ok())
+    else {
+        return schema;
+    };
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| match arrow.field_with_name(f.name()) {
+            Ok(a) if !a.metadata().is_empty() => {
+                Arc::new(f.as_ref().clone().with_metadata(a.metadata().clone()))
+            }
+            _ => Arc::clone(f),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `batch` with the trailing spaces of every ORC `CHAR(n)` value removed, at any depth: the
+/// ORC writer pads CHAR values to their length and Java's ORC reader trims them back
+/// (`CharTreeReader`: right trim), so a CHAR column reads as written.
+fn trim_chars(batch: RecordBatch, metadata: &FileMetadata, path: &str) -> Result<RecordBatch> {
+    let children = metadata.root_data_type().children();
+    if !children.iter().any(|c| holds_char(c.data_type())) {
+        return Ok(batch);
+    }
+    let schema = batch.schema();
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        columns.push(match children.iter().find(|c| c.name() == field.name()) {
+            Some(c) if holds_char(c.data_type()) => trim_array(column, c.data_type())
+                .map_err(|e| Error::arrow(format!("reading {path}: column {}", field.name()), e))?,
+            _ => Arc::clone(column),
+        });
+    }
+    RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| Error::arrow(format!("reading {path}"), e))
+}
+
+fn holds_char(t: &OrcType) -> bool {
+    match t {
+        OrcType::Char { .. } => true,
+        OrcType::Struct { children, .. } => children.iter().any(|c| holds_char(c.data_type())),
+        OrcType::List { child, .. } => holds_char(child),
+        OrcType::Map { key, value, .. } => holds_char(key) || holds_char(value),
+        OrcType::Union { variants, .. } => variants.iter().any(holds_char),
+        _ => false,
+    }
+}
+
+/// `array` (decoded from ORC type `t`) with CHAR values right-trimmed of spaces.
+fn trim_array(array: &ArrayRef, t: &OrcType) -> std::result::Result<ArrayRef, ArrowError> {
+    use arrow_array::cast::AsArray;
+    if !holds_char(t) {
+        return Ok(Arc::clone(array));
+    }
+    Ok(match (t, array.data_type()) {
+        (OrcType::Char { .. }, ArrowType::Utf8) => Arc::new(
+            array
+                .as_string::<i32>()
+                .iter()
+                .map(|v| v.map(|s| s.trim_end_matches(' ')))
+                .collect::<StringArray>(),
+        ),
+        (OrcType::Char { .. }, ArrowType::LargeUtf8) => Arc::new(
+            array
+                .as_string::<i64>()
+                .iter()
+                .map(|v| v.map(|s| s.trim_end_matches(' ')))
+                .collect::<LargeStringArray>(),
+        ),
+        (OrcType::Struct { children, .. }, ArrowType::Struct(fields)) => {
+            let s = array.as_struct();
+            let columns = fields
+                .iter()
+                .zip(s.columns())
+                .map(
+                    |(f, c)| match children.iter().find(|o| o.name() == f.name()) {
+                        Some(o) => trim_array(c, o.data_type()),
+                        None => Ok(Arc::clone(c)),
+                    },
+                )
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Arc::new(StructArray::try_new(
+                fields.clone(),
+                columns,
+                s.nulls().cloned(),
+            )?)
+        }
+        (OrcType::List { child, .. }, ArrowType::List(item)) => {
+            let l = array.as_list::<i32>();
+            Arc::new(ListArray::try_new(
+                Arc::clone(item),
+                l.offsets().clone(),
+                trim_array(l.values(), child)?,
+                l.nulls().cloned(),
+            )?)
+        }
+        (OrcType::Map { key, value, .. }, ArrowType::Map(entries, sorted)) => {
+            let m = array.as_map();
+            let ArrowType::Struct(kv) = entries.data_type() else {
+                return Ok(Arc::clone(array));
+            };
+            let entries_struct = StructArray::try_new(
+                kv.clone(),
+                vec![trim_array(m.keys(), key)?, trim_array(m.values(), value)?],
+                m.entries().nulls().cloned(),
+            )?;
+            Arc::new(MapArray::try_new(
+                Arc::clone(entries),
+                m.offsets().clone(),
+                entries_struct,
+                m.nulls().cloned(),
+                *sorted,
+            )?)
+        }
+        _ => Arc::clone(array),
+    })
+}
+
 /// The byte range of a whole stripe, checked against the file size.
 fn stripe_range(
     path: &str,
@@ -402,3 +545,6 @@ fn stripe_range(
         file_size,
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -32,7 +32,7 @@ use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use crate::error::{Error, Result};
-use crate::format::data_file::{
+use crate::format::reading::{
     ResolvedProjection, check_range, extend_tail, read_ranges, read_tail,
 };
 use crate::io::{Io, WorkHandle};

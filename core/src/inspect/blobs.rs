@@ -11,6 +11,7 @@ use super::{partition_fields, partition_forms};
 use crate::error::Result;
 use crate::format::blob_ref::decode_blobref;
 use crate::io::Io;
+use crate::spec::file_names::BLOBREF_SUFFIX;
 use crate::spec::partition::{bucket_path, partition_path};
 use crate::spec::{ManifestEntry, TableSchema};
 
@@ -83,7 +84,7 @@ pub fn managed_blobs(schema: &TableSchema, entries: &[ManifestEntry]) -> Result<
             .file
             .extra_files
             .iter()
-            .filter(|x| x.ends_with(".blobref"))
+            .filter(|x| x.ends_with(BLOBREF_SUFFIX))
             .cloned()
             .collect();
         if refs.is_empty() {
@@ -148,7 +149,7 @@ pub async fn read_managed_blobs<T>(
             e.bucket,
         );
         for p in e.file.extra_file_paths(&dir) {
-            if p.ends_with(".blobref") {
+            if p.ends_with(BLOBREF_SUFFIX) {
                 sidecars.push((at, dir.clone(), p));
             }
         }

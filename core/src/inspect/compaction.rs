@@ -151,7 +151,7 @@ pub fn compaction_preview_with_schemas(
         tasks: Vec::new(),
     };
     let postpone = kind == TableKind::PrimaryKey
-        && options.bucket()? == crate::write::postpone::POSTPONE_BUCKET;
+        && options.bucket()? == crate::spec::partition::POSTPONE_BUCKET;
     let planned = match kind {
         // Postpone buckets: the postpone files per partition (bucket -2) and the real buckets
         // holding level-0 files, as `plan-compaction` lists them.
@@ -169,7 +169,7 @@ pub fn compaction_preview_with_schemas(
                         out.push(task(
                             &pfields,
                             &p.partition,
-                            crate::write::postpone::POSTPONE_BUCKET,
+                            crate::spec::partition::POSTPONE_BUCKET,
                             Some(0),
                             false,
                             &p.postpone_files,

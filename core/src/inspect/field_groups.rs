@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{DeletionVectorView, dv_index, partition_fields, partition_forms, table_kind_name};
 use crate::error::{Error, Result};
-use crate::evolution::read::row_id_groups;
+use crate::read::evolution::row_id_groups;
 use crate::spec::{
     BinaryRow, DataFileMeta, IndexManifestEntry, ManifestEntry, TableSchema, TypeKind,
 };

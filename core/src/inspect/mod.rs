@@ -25,7 +25,7 @@
 //!
 //! Design: the views reuse the read side's and the compaction's own functions
 //! ([`crate::compact::pk::Levels`], the compaction planners,
-//! [`crate::evolution::read::row_id_groups`]) so that what the page draws is what the
+//! [`crate::read::evolution::row_id_groups`]) so that what the page draws is what the
 //! reader and the compactor do, not a second reading of the rules.
 
 pub mod blobs;
@@ -118,6 +118,6 @@ pub(crate) fn partition_forms(
 ) -> Result<(String, serde_json::Map<String, serde_json::Value>)> {
     Ok((
         render_partition(fields, partition)?,
-        crate::compact::append::partition_json(partition, fields)?,
+        crate::compact::plan::partition_json(partition, fields)?,
     ))
 }

@@ -8,6 +8,7 @@ use crate::spec::{
     BinaryRow, DataFileMeta, DataType, Datum, FileKind, ManifestEntry, ManifestFileMeta,
     SimpleStats, Snapshot, Tag, TypeKind, decode_schema, decode_snapshot,
 };
+use crate::testkit;
 
 fn schema(fields: &str, pk: &[&str], partition: &[&str], options: &str) -> TableSchema {
     let json = format!(
@@ -33,27 +34,13 @@ fn int_key(k: i32) -> BinaryRow {
 
 fn file(name: &str, level: i32, size: i64, seq: (i64, i64)) -> DataFileMeta {
     DataFileMeta {
-        file_name: name.into(),
         file_size: size,
         row_count: 10,
-        min_key: BinaryRow::empty(),
-        max_key: BinaryRow::empty(),
-        key_stats: SimpleStats::empty(),
-        value_stats: SimpleStats::empty(),
         min_sequence_number: seq.0,
         max_sequence_number: seq.1,
-        schema_id: 0,
         level,
-        extra_files: Vec::new(),
         creation_time_millis: Some(0),
-        delete_row_count: Some(0),
-        embedded_index: None,
-        file_source: None,
-        value_stats_cols: None,
-        external_path: None,
-        first_row_id: None,
-        write_cols: None,
-        write_cols_sequences: None,
+        ..testkit::data_file(name)
     }
 }
 

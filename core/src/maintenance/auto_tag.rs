@@ -16,13 +16,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::Io;
-use crate::maintenance::duration::parse_duration_millis;
 use crate::maintenance::tags::{create_tag, delete_tag};
 use crate::scan::snapshot_resolver::{
     earliest_snapshot_id, latest_snapshot_id, list_tags, read_tag, try_read_snapshot,
 };
 use crate::spec::options::CoreOptions;
 use crate::spec::snapshot::{LocalDateTime, Snapshot};
+use crate::util::parse_duration_millis;
 
 const MILLIS_PER_HOUR: i64 = 3_600_000;
 const MILLIS_PER_DAY: i64 = 86_400_000;

@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, Machine, PutMode};
-use crate::maintenance::duration::parse_duration_millis;
 use crate::maintenance::files::{
     DataFileKey, MetadataParts, TablePaths, data_file_key, delete_all, live_data_file_keys,
     manifest_skipping_set, present_manifest_skipping_set, try_manifest_list, try_manifests,
@@ -34,6 +33,7 @@ use crate::spec::options::{ChangelogProducer, CoreOptions};
 use crate::spec::snapshot::{
     Snapshot, decode_snapshot, encode_hint, encode_snapshot, snapshot_path,
 };
+use crate::util::parse_duration_millis;
 
 /// `snapshot.num-retained.min` default.
 const DEFAULT_RETAIN_MIN: i64 = 10;

@@ -1,5 +1,8 @@
 //! Table maintenance: expire snapshots (with the changelog files they own), remove orphan
-//! files, create and delete tags, roll back to a snapshot or tag.
+//! files, create and delete tags, roll back to a snapshot or tag, choose the partitions to
+//! expire. None of it commits: what a commit runs after it (Java `TableCommitImpl.maintain`)
+//! and partition expiry's drop commits sit above, in [`crate::commit::after_commit`] and
+//! [`crate::commit::partition_expire`].
 //!
 //! Every operation is an `async fn` over an [`Io`](crate::io::Io) (run it inside a
 //! [`Machine`](crate::io::Machine); each has a `*_machine` constructor) so it stays sans-IO:
@@ -27,9 +30,7 @@
 //! OrphanFilesClean, LocalOrphanFilesClean}`, `org.apache.paimon.utils.TagManager`,
 //! `org.apache.paimon.table.RollbackHelper`.
 
-pub mod after_commit;
 pub mod auto_tag;
-pub mod duration;
 pub mod expire;
 mod files;
 pub mod orphans;
@@ -39,9 +40,7 @@ pub mod tags;
 
 use serde::{Deserialize, Serialize};
 
-pub use after_commit::{MaintainOutcome, MaintainPlan, maintain, maintain_machine};
 pub use auto_tag::{AutoTagOutcome, TagAutoConfig, create_auto_tags, expire_tags_by_time};
-pub use duration::parse_duration_millis;
 pub use expire::{
     ChangelogExpireConfig, ChangelogRetention, ExpireConfig, ExpireOutcome, expire_changelogs,
     expire_machine, expire_snapshots, expire_with_changelogs, expire_with_changelogs_machine,
@@ -49,8 +48,7 @@ pub use expire::{
 pub use orphans::{OrphanOutcome, remove_orphan_files, remove_orphans_machine};
 pub use packs::{PackOutcome, collect_packs, collect_packs_machine};
 pub use partitions::{
-    ExpireStrategy, ExpiredPartition, PartitionExpireConfig, PartitionExpireOutcome,
-    PartitionTimeExtractor, expire_partitions, expire_partitions_machine,
+    ExpireStrategy, ExpiredPartition, PartitionExpireConfig, PartitionTimeExtractor,
     select_expired_partitions,
 };
 pub use tags::{

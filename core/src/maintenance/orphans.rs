@@ -26,6 +26,9 @@ use crate::maintenance::files::{
 use crate::maintenance::{RemovedFile, total_bytes};
 use crate::scan::planner::{INDEX_DIR, MANIFEST_DIR};
 use crate::scan::snapshot_resolver::read_latest_schema;
+use crate::spec::file_names::{
+    BUCKET_DIR_PREFIX, CHANGELOG_FILE_PREFIX, MANAGED_BLOB_SUFFIX, SNAPSHOT_FILE_PREFIX,
+};
 use crate::spec::snapshot::{Snapshot, decode_snapshot, decode_tag};
 
 /// Re-listings of snapshots and tags before giving up on a table that keeps changing.
@@ -69,7 +72,7 @@ pub fn remove_orphans_machine(older_than_millis: i64, dry_run: bool) -> Machine<
 /// Is this a candidate file (relative path), given the data root and partition depth?
 fn is_candidate(path: &str, data_root: &str, partition_depth: usize) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    if name.ends_with(".managed.blob") || name.is_empty() {
+    if name.ends_with(MANAGED_BLOB_SUFFIX) || name.is_empty() {
         return false;
     }
     let parts: Vec<&str> = path.split('/').collect();
@@ -77,10 +80,14 @@ fn is_candidate(path: &str, data_root: &str, partition_depth: usize) -> bool {
         match parts[0] {
             d if d == MANIFEST_DIR || d == INDEX_DIR || d == STATISTICS_DIR => return true,
             "snapshot" => {
-                return !name.starts_with("snapshot-") && name != "EARLIEST" && name != "LATEST";
+                return !name.starts_with(SNAPSHOT_FILE_PREFIX)
+                    && name != "EARLIEST"
+                    && name != "LATEST";
             }
             "changelog" => {
-                return !name.starts_with("changelog-") && name != "EARLIEST" && name != "LATEST";
+                return !name.starts_with(CHANGELOG_FILE_PREFIX)
+                    && name != "EARLIEST"
+                    && name != "LATEST";
             }
             _ => {}
         }
@@ -101,7 +108,7 @@ fn is_candidate(path: &str, data_root: &str, partition_depth: usize) -> bool {
         return false;
     }
     parts[..partition_depth].iter().all(|p| p.contains('='))
-        && parts[partition_depth].starts_with("bucket-")
+        && parts[partition_depth].starts_with(BUCKET_DIR_PREFIX)
 }
 
 /// `rel` without the `entropy-inject` directories between a `bucket-*` directory and the
@@ -113,7 +120,7 @@ fn without_entropy_dirs(rel: &str) -> std::borrow::Cow<'_, str> {
     let n = parts.len();
     let is_bits = |p: &str, len: usize| p.len() == len && p.bytes().all(|b| b == b'0' || b == b'1');
     if n >= 6
-        && parts[n - 6].starts_with("bucket-")
+        && parts[n - 6].starts_with(BUCKET_DIR_PREFIX)
         && [4, 4, 4, 8]
             .iter()
             .zip(&parts[n - 5..n - 1])
@@ -165,7 +172,7 @@ pub async fn remove_orphan_files<T>(
         .collect();
     // Data files under `data-file.external-paths`: the bucket directories below each root
     // (Java's `OrphanFilesClean` lists them too); a root the host cannot list is skipped.
-    for ext in crate::write::external::listed_roots(&schema.core_options()) {
+    for ext in crate::spec::external_paths::listed_roots(&schema.core_options()) {
         let prefix = format!("{}/", ext.trim_end_matches('/'));
         let Some(listing) = io.list(&prefix).await? else {
             continue;
@@ -173,7 +180,8 @@ pub async fn remove_orphan_files<T>(
         candidates.extend(listing.into_iter().filter(|o| {
             o.path.strip_prefix(&prefix).is_some_and(|rel| {
                 let rel = without_entropy_dirs(rel);
-                rel.split('/').any(|p| p.starts_with("bucket-")) && is_candidate(&rel, &root, depth)
+                rel.split('/').any(|p| p.starts_with(BUCKET_DIR_PREFIX))
+                    && is_candidate(&rel, &root, depth)
             })
         }));
     }
@@ -341,9 +349,9 @@ async fn list_metadata_files<T>(io: &Io<T>) -> Result<Vec<MetadataFile>> {
     let mut out = Vec::new();
     for root in roots {
         for (dir, prefix, kind) in [
-            ("snapshot/", "snapshot-", MetadataKind::Snapshot),
+            ("snapshot/", SNAPSHOT_FILE_PREFIX, MetadataKind::Snapshot),
             ("tag/", "tag-", MetadataKind::Tag),
-            ("changelog/", "changelog-", MetadataKind::Changelog),
+            ("changelog/", CHANGELOG_FILE_PREFIX, MetadataKind::Changelog),
         ] {
             let listing = io
                 .list(&format!("{root}{dir}"))
@@ -470,7 +478,7 @@ async fn used_by_snapshot<T>(
             .file
             .extra_files
             .iter()
-            .find(|x| x.ends_with(crate::format::blob_ref::BLOBREF_SUFFIX))
+            .find(|x| x.ends_with(crate::spec::file_names::BLOBREF_SUFFIX))
         {
             Some(x) => live_sidecars.push(x.clone()),
             None => without_sidecar.push((e.file.file_name.clone(), e.file.schema_id)),

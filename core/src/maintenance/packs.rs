@@ -24,11 +24,12 @@ use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::format::blob_ref::{BLOBREF_SUFFIX, MANAGED_BLOB_SUFFIX, decode_blobref};
+use crate::format::blob_ref::decode_blobref;
 use crate::io::{Io, Machine};
 use crate::maintenance::orphans::collect_used_files;
 use crate::maintenance::{RemovedFile, total_bytes};
 use crate::scan::snapshot_resolver::{read_latest_schema, read_schema};
+use crate::spec::file_names::{BLOBREF_SUFFIX, MANAGED_BLOB_SUFFIX};
 
 /// What [`collect_packs`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,7 +90,7 @@ pub async fn collect_packs<T>(
         let schema = read_schema(io, id).await?;
         managed_schema.insert(
             id,
-            !crate::write::blob_validation::managed_blob_fields(&schema).is_empty(),
+            !crate::blob::validation::managed_blob_fields(&schema).is_empty(),
         );
     }
     if let Some((file, id)) = used

@@ -1,5 +1,5 @@
 //! Partition expiration (`partition.expiration-time`): which partitions are old enough to
-//! go, and dropping them with `OVERWRITE` snapshots.
+//! go. Dropping them is a commit: [`crate::commit::partition_expire`].
 //!
 //! * [`PartitionTimeExtractor`]: the local date-time of a partition's values
 //!   (`partition.timestamp-pattern`, `partition.timestamp-formatter`).
@@ -7,9 +7,11 @@
 //!   `partition.expiration-strategy`, `partition.expiration-max-num`,
 //!   `partition.expiration-batch-size`, `partition.expiration-check-interval`,
 //!   `end-input.check-partition-expire`).
-//! * [`select_expired_partitions`] / [`expire_partitions`]: the expire itself over an
-//!   [`Io`]; dropping a batch is one commit in [`CommitMode::DropPartitions`] (an `OVERWRITE`
-//!   snapshot deleting every live data file and index file of the batch's partitions).
+//! * [`select_expired_partitions`]: the partitions to expire, over an [`Io`]; dropping a
+//!   batch ([`crate::commit::partition_expire::expire_partitions`]) is one commit in
+//!   [`CommitMode::DropPartitions`](crate::commit::CommitMode::DropPartitions) (an
+//!   `OVERWRITE` snapshot deleting every live data file and index file of the batch's
+//!   partitions).
 //!
 //! # Times
 //!
@@ -22,20 +24,18 @@
 //!
 //! Source: Java `org.apache.paimon.operation.NormalPartitionExpire`,
 //! `org.apache.paimon.partition.{PartitionTimeExtractor, PartitionExpireStrategy,
-//! PartitionValuesTimeExpireStrategy, PartitionUpdateTimeExpireStrategy}`,
-//! `FileStoreCommitImpl.dropPartitions`.
+//! PartitionValuesTimeExpireStrategy, PartitionUpdateTimeExpireStrategy}`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commit::{CommitMode, CommitOptions, commit};
 use crate::error::{Error, Result};
-use crate::io::{Io, Machine};
+use crate::io::Io;
 use crate::maintenance::auto_tag::{bool_option, days_from_civil};
 use crate::maintenance::expire::{duration_option, int_option};
 use crate::scan::planner::read_live_entries;
-use crate::scan::snapshot_resolver::{latest_snapshot_id, read_latest_schema, read_snapshot};
+use crate::scan::snapshot_resolver::{latest_snapshot_id, read_snapshot};
 use crate::spec::TableSchema;
 use crate::spec::binary_row::BinaryRow;
 use crate::spec::options::CoreOptions;
@@ -758,16 +758,6 @@ impl ExpiredPartition {
     }
 }
 
-/// What [`expire_partitions`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PartitionExpireOutcome {
-    /// The expired partitions, in Java's order (values joined by `,` and sorted as text, then
-    /// cut to `partition.expiration-max-num`).
-    pub partitions: Vec<ExpiredPartition>,
-    /// The `OVERWRITE` snapshots that dropped them, one per batch (empty in a dry run).
-    pub snapshot_ids: Vec<i64>,
-}
-
 /// The partitions of the latest snapshot that `config` expires at `now_millis` (epoch millis,
 /// taken as UTC), in Java's order, at most `max_expires`. Empty for an unpartitioned table
 /// or a table without snapshots.
@@ -853,64 +843,6 @@ pub async fn select_expired_partitions<T>(
         )));
     }
     Ok(expired.into_iter().take(max).map(|(_, p)| p).collect())
-}
-
-/// Expire partitions as Java's `NormalPartitionExpire.expire`: select them
-/// ([`select_expired_partitions`]) and, unless `dry_run`, drop them in batches of
-/// `batch_size` (all at once when it is zero or less or not smaller than their number), one
-/// `OVERWRITE` snapshot per batch committed with `commit_options` (its user and identifier
-/// are not checked for an earlier commit, as Java's `dropPartitions`).
-///
-/// # Errors
-/// [`Error::Invalid`] for a table without schema; as [`select_expired_partitions`]; the
-/// commit's errors (a conflict with a concurrent commit: earlier batches stay dropped).
-pub async fn expire_partitions<T>(
-    io: &Io<T>,
-    config: &PartitionExpireConfig,
-    now_millis: i64,
-    commit_options: &CommitOptions,
-    dry_run: bool,
-) -> Result<PartitionExpireOutcome> {
-    let Some(schema) = read_latest_schema(io).await? else {
-        return Err(Error::invalid(
-            "expiring partitions: the table has no schema",
-        ));
-    };
-    let partitions = select_expired_partitions(io, &schema, config, now_millis).await?;
-    let mut outcome = PartitionExpireOutcome {
-        partitions,
-        snapshot_ids: Vec::new(),
-    };
-    if dry_run || outcome.partitions.is_empty() {
-        return Ok(outcome);
-    }
-    let size = match usize::try_from(config.batch_size) {
-        Ok(n) if n > 0 && n < outcome.partitions.len() => n,
-        _ => outcome.partitions.len(),
-    };
-    for batch in outcome.partitions.chunks(size) {
-        let mode = CommitMode::DropPartitions {
-            partitions: batch
-                .iter()
-                .map(|p| p.partition.clone())
-                .collect::<BTreeSet<_>>(),
-        };
-        let done = commit(io, &schema, Vec::new(), &mode, commit_options).await?;
-        outcome.snapshot_ids.extend(done.snapshot_ids);
-    }
-    Ok(outcome)
-}
-
-/// A machine running [`expire_partitions`].
-pub fn expire_partitions_machine(
-    config: PartitionExpireConfig,
-    now_millis: i64,
-    commit_options: CommitOptions,
-    dry_run: bool,
-) -> Machine<PartitionExpireOutcome> {
-    Machine::once("ExpirePartitions", move |io| async move {
-        expire_partitions(&io, &config, now_millis, &commit_options, dry_run).await
-    })
 }
 
 #[cfg(test)]

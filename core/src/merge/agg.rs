@@ -1,8 +1,10 @@
 //! Field aggregate functions of the `aggregation` and `partial-update` merge engines.
 //!
 //! Source: Java `org.apache.paimon.mergetree.compact.aggregate.Field*Agg` and their factories
-//! in `aggregate.factory`. Unordered Java collections (`HashMap`/`HashSet` results of
-//! `collect` with `distinct`, `merge_map`, `nested_update`) are kept in first-seen order here.
+//! in `aggregate.factory`. The ARRAY results Java gathers in a `HashSet` / `HashMap`
+//! (`collect` with `distinct`, `nested_update` and `nested_partial_update` with a nested key)
+//! come out in Java's iteration order ([`crate::util::java_hash`], [`super::java_order`]); MAP results
+//! (`merge_map`), whose entry order is not part of the value, keep first-seen order.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,9 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use arrow_schema::{DataType as ArrowType, Fields};
 
 use super::config::FieldMergeOptions;
+use super::java_order::{Distinct, KeyRow, java_element};
 use super::value::{Value, compare_values, fingerprints, is_blank};
 use crate::error::{Error, Result};
-use crate::spec::{DataField, TypeKind};
+use crate::spec::{DataField, DataType, TypeKind};
+use crate::util::java_hash::JavaHashMap;
 
 /// What to do when a nested key has a null field (`fields.<f>.nested-key-null-strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +45,8 @@ enum AggKind {
     Collect {
         distinct: bool,
         element: ArrowType,
+        /// How `distinct` gathers elements of this type.
+        gather: Distinct,
     },
     MergeMap {
         key: ArrowType,
@@ -54,6 +60,8 @@ enum AggKind {
         element: ArrowType,
         fields: Fields,
         key: Vec<usize>,
+        /// Paimon types of the `key` fields (the key row Java hashes).
+        key_types: Vec<DataType>,
         seq: Vec<usize>,
         nulls: NullKeyStrategy,
         limit: usize,
@@ -61,6 +69,8 @@ enum AggKind {
     NestedPartialUpdate {
         fields: Fields,
         key: Vec<usize>,
+        /// Paimon types of the `key` fields (the key row Java hashes).
+        key_types: Vec<DataType>,
         nulls: NullKeyStrategy,
     },
     PrimaryKey,
@@ -265,13 +275,14 @@ impl FieldAgg {
                 }
             }
             "collect" => {
-                if !matches!(pt, TypeKind::Array(_)) {
+                let TypeKind::Array(element_type) = pt else {
                     return Err(bad_type("ARRAY"));
-                }
+                };
                 let element = list_element(dt).ok_or_else(|| bad_type("ARRAY"))?;
                 AggKind::Collect {
                     distinct: opts.distinct,
                     element,
+                    gather: Distinct::of(element_type),
                 }
             }
             "merge_map" => {
@@ -334,13 +345,22 @@ impl FieldAgg {
                     .iter()
                     .map(index_of)
                     .collect::<Result<Vec<_>>>()?;
+                let key_types: Vec<DataType> = key
+                    .iter()
+                    .map(|k| row_fields[*k].data_type.clone())
+                    .collect();
                 if func == "nested_partial_update" {
                     if key.is_empty() {
                         return Err(Error::invalid(format!(
                             "nested_partial_update on field '{name}' requires 'fields.{name}.nested-key'"
                         )));
                     }
-                    AggKind::NestedPartialUpdate { fields, key, nulls }
+                    AggKind::NestedPartialUpdate {
+                        fields,
+                        key,
+                        key_types,
+                        nulls,
+                    }
                 } else {
                     if key.is_empty() && opts.nested_key_null_strategy.is_some() {
                         return Err(Error::invalid(
@@ -365,6 +385,7 @@ impl FieldAgg {
                         element,
                         fields,
                         key,
+                        key_types,
                         seq,
                         nulls,
                         limit,
@@ -521,9 +542,11 @@ impl FieldAgg {
                 delimiter,
                 distinct,
             } => listagg(acc, input, delimiter, *distinct),
-            AggKind::Collect { distinct, element } => {
-                collect(acc, input, *distinct, &element.clone())
-            }
+            AggKind::Collect {
+                distinct,
+                element,
+                gather,
+            } => collect(acc, input, *distinct, element, *gather),
             AggKind::MergeMap { key } => {
                 let key = key.clone();
                 let mut m = OrderedMap::default();
@@ -567,11 +590,15 @@ impl FieldAgg {
                 Ok(Value::Map(m.into_entries()))
             }
             AggKind::NestedUpdate { .. } => self.nested_update(acc, input),
-            AggKind::NestedPartialUpdate { fields, key, nulls } => {
+            AggKind::NestedPartialUpdate {
+                fields,
+                key,
+                key_types,
+                nulls,
+            } => {
                 if input.is_null() {
                     return Ok(acc);
                 }
-                let (fields, key, nulls) = (fields.clone(), key.clone(), *nulls);
                 let width = fields.len();
                 let mut rows: Vec<Vec<Value>> = Vec::new();
                 for r in acc
@@ -583,24 +610,28 @@ impl FieldAgg {
                         rows.push(r.struct_fields(width)?);
                     }
                 }
-                let fps = key_fingerprints(&fields, &key, &rows)?;
-                let mut order: Vec<Vec<Value>> = Vec::new();
-                let mut index: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-                for (row, fp) in rows.into_iter().zip(fps) {
-                    if key.iter().any(|k| row[*k].is_null()) && !self.null_key_ok(nulls)? {
+                // Java: a HashMap from the key row, filled with computeIfAbsent.
+                let mut merged: JavaHashMap<KeyRow, Vec<Value>> = JavaHashMap::new();
+                for row in rows {
+                    let key_values: Vec<&Value> = key.iter().map(|k| &row[*k]).collect();
+                    if KeyRow::any_null(&key_values) && !self.null_key_ok(*nulls)? {
                         continue;
                     }
-                    let slot = *index.entry(fp).or_insert_with(|| {
-                        order.push(vec![Value::Null; width]);
-                        order.len() - 1
-                    });
-                    for (dst, v) in order[slot].iter_mut().zip(row) {
+                    let key_row = KeyRow::encode(&key_values, key_types)?;
+                    let slot = merged.compute_if_absent(Some(key_row), || vec![Value::Null; width]);
+                    for (dst, v) in slot.iter_mut().zip(row) {
                         if !v.is_null() {
                             *dst = v;
                         }
                     }
                 }
-                Ok(Value::List(order.into_iter().map(Value::Struct).collect()))
+                Ok(Value::List(
+                    merged
+                        .into_values()
+                        .into_iter()
+                        .map(Value::Struct)
+                        .collect(),
+                ))
             }
         }
     }
@@ -639,8 +670,11 @@ impl FieldAgg {
                     self.arith(&acc, &input, Op::Div)
                 }
             }
-            AggKind::Collect { element, .. } => {
-                if acc.is_null() || input.is_null() {
+            AggKind::Collect {
+                element, gather, ..
+            } => {
+                // Java compares BINARY elements (`byte[]`) by identity: nothing is retracted.
+                if acc.is_null() || input.is_null() || *gather == Distinct::Identity {
                     return Ok(acc);
                 }
                 let retract = input.list_elements()?;
@@ -687,14 +721,13 @@ impl FieldAgg {
                 element,
                 fields,
                 key,
+                key_types,
                 nulls,
                 ..
             } => {
                 if acc.is_null() || input.is_null() {
                     return Ok(acc);
                 }
-                let (element, fields, key, nulls) =
-                    (element.clone(), fields.clone(), key.clone(), *nulls);
                 let rows: Vec<Value> = acc
                     .list_elements()?
                     .into_iter()
@@ -707,8 +740,8 @@ impl FieldAgg {
                     .collect();
                 if key.is_empty() {
                     let gone: BTreeSet<Vec<u8>> =
-                        fingerprints(&[(&element, &retract)])?.into_iter().collect();
-                    let fps = fingerprints(&[(&element, &rows)])?;
+                        fingerprints(&[(element, &retract)])?.into_iter().collect();
+                    let fps = fingerprints(&[(element, &rows)])?;
                     return Ok(Value::List(
                         rows.into_iter()
                             .zip(fps)
@@ -717,30 +750,28 @@ impl FieldAgg {
                             .collect(),
                     ));
                 }
+                // Java: a HashMap from the key rows of the accumulator (put), then the
+                // retracted keys removed.
                 let width = fields.len();
-                let split = |v: &[Value]| -> Result<Vec<Vec<Value>>> {
-                    v.iter().map(|r| r.struct_fields(width)).collect()
-                };
-                let acc_rows = split(&rows)?;
-                let ret_rows = split(&retract)?;
-                let afp = key_fingerprints(&fields, &key, &acc_rows)?;
-                let rfp = key_fingerprints(&fields, &key, &ret_rows)?;
-                let mut m = OrderedMap::default();
-                for ((r, fields_of), fp) in rows.into_iter().zip(&acc_rows).zip(afp) {
-                    if key.iter().any(|k| fields_of[*k].is_null()) && !self.null_key_ok(nulls)? {
+                let mut m: JavaHashMap<KeyRow, Value> = JavaHashMap::new();
+                for r in rows {
+                    let f = r.struct_fields(width)?;
+                    let key_values: Vec<&Value> = key.iter().map(|k| &f[*k]).collect();
+                    if KeyRow::any_null(&key_values) && !self.null_key_ok(*nulls)? {
                         continue;
                     }
-                    m.put(fp, Value::Null, r);
+                    let key_row = KeyRow::encode(&key_values, key_types)?;
+                    m.put(Some(key_row), r);
                 }
-                for (fields_of, fp) in ret_rows.iter().zip(rfp) {
-                    if key.iter().any(|k| fields_of[*k].is_null()) && !self.null_key_ok(nulls)? {
+                for r in retract {
+                    let f = r.struct_fields(width)?;
+                    let key_values: Vec<&Value> = key.iter().map(|k| &f[*k]).collect();
+                    if KeyRow::any_null(&key_values) && !self.null_key_ok(*nulls)? {
                         continue;
                     }
-                    m.remove(&fp);
+                    m.remove(&Some(KeyRow::encode(&key_values, key_types)?));
                 }
-                Ok(Value::List(
-                    m.into_entries().into_iter().map(|(_, v)| v).collect(),
-                ))
+                Ok(Value::List(m.into_values()))
             }
             _ => Err(Error::unsupported(format!(
                 "Aggregate function '{}' does not support retraction (field '{}'); set 'fields.{}.ignore-retract'='true' to ignore retraction messages",
@@ -764,6 +795,7 @@ impl FieldAgg {
         let AggKind::NestedUpdate {
             fields,
             key,
+            key_types,
             seq,
             nulls,
             limit,
@@ -775,8 +807,14 @@ impl FieldAgg {
         if input.is_null() {
             return Ok(acc);
         }
-        let (fields, key, seq, nulls, limit) =
-            (fields.clone(), key.clone(), seq.clone(), *nulls, *limit);
+        let (fields, key, key_types, seq, nulls, limit) = (
+            fields.clone(),
+            key.clone(),
+            key_types.clone(),
+            seq.clone(),
+            *nulls,
+            *limit,
+        );
         let inputs = input.list_elements()?;
         if key.is_empty() {
             let non_null = |v: Vec<Value>| v.into_iter().filter(|r| !r.is_null());
@@ -793,36 +831,36 @@ impl FieldAgg {
             return Ok(Value::List(rows));
         }
         let width = fields.len();
-        let mut m = OrderedMap::default();
+        // Java: a HashMap from the key row to (sequence fingerprint, row), filled with put.
+        let mut m: JavaHashMap<KeyRow, (Value, Value)> = JavaHashMap::new();
         let mut add = |rows: Vec<Value>, limit_new: bool, this: &Self| -> Result<()> {
             let rows: Vec<Value> = rows.into_iter().filter(|r| !r.is_null()).collect();
             let split: Vec<Vec<Value>> = rows
                 .iter()
                 .map(|r| r.struct_fields(width))
                 .collect::<Result<_>>()?;
-            let fps = key_fingerprints(&fields, &key, &split)?;
             let sfps = if seq.is_empty() {
                 Vec::new()
             } else {
                 key_fingerprints(&fields, &seq, &split)?
             };
-            for (i, (row, fp)) in rows.into_iter().zip(fps).enumerate() {
-                if key.iter().any(|k| split[i][*k].is_null()) && !this.null_key_ok(nulls)? {
+            for (i, row) in rows.into_iter().enumerate() {
+                let key_values: Vec<&Value> = key.iter().map(|k| &split[i][*k]).collect();
+                if KeyRow::any_null(&key_values) && !this.null_key_ok(nulls)? {
                     continue;
                 }
-                match m.get_key(&fp) {
-                    Some(old_seq) => {
+                let key_row = Some(KeyRow::encode(&key_values, &key_types)?);
+                match m.get(&key_row) {
+                    Some((old_seq, _)) => {
                         let newer = seq.is_empty()
                             || sfps[i].as_slice().cmp(old_seq_bytes(old_seq)) != Ordering::Less;
                         if newer {
-                            let sv = seq_value(&sfps, i);
-                            m.put(fp, sv, row);
+                            m.put(key_row, (seq_value(&sfps, i), row));
                         }
                     }
                     None => {
                         if !limit_new || m.len() < limit {
-                            let sv = seq_value(&sfps, i);
-                            m.put(fp, sv, row);
+                            m.put(key_row, (seq_value(&sfps, i), row));
                         }
                     }
                 }
@@ -835,7 +873,7 @@ impl FieldAgg {
         }
         add(inputs, true, &this)?;
         Ok(Value::List(
-            m.into_entries().into_iter().map(|(_, v)| v).collect(),
+            m.into_values().into_iter().map(|(_, v)| v).collect(),
         ))
     }
 
@@ -1050,12 +1088,12 @@ fn key_fingerprints(fields: &Fields, key: &[usize], rows: &[Vec<Value>]) -> Resu
     fingerprints(&spec)
 }
 
-/// An insertion-ordered map keyed by value fingerprints (a re-put keeps the position).
+/// An insertion-ordered map keyed by value fingerprints (a re-put keeps the position): the
+/// entries of `merge_map` results.
 #[derive(Default)]
 struct OrderedMap {
     entries: Vec<Option<(Value, Value)>>,
     index: BTreeMap<Vec<u8>, usize>,
-    live: usize,
 }
 
 impl OrderedMap {
@@ -1065,7 +1103,6 @@ impl OrderedMap {
             None => {
                 self.index.insert(fp, self.entries.len());
                 self.entries.push(Some((k, v)));
-                self.live += 1;
             }
         }
     }
@@ -1085,23 +1122,10 @@ impl OrderedMap {
             .map(|e| &e.1)
     }
 
-    /// The stored key value of `fp` (nested_update keeps the sequence fingerprint there).
-    fn get_key(&self, fp: &[u8]) -> Option<&Value> {
-        self.index
-            .get(fp)
-            .and_then(|i| self.entries[*i].as_ref())
-            .map(|e| &e.0)
-    }
-
     fn remove(&mut self, fp: &[u8]) {
         if let Some(i) = self.index.remove(fp) {
             self.entries[i] = None;
-            self.live -= 1;
         }
-    }
-
-    fn len(&self) -> usize {
-        self.live
     }
 
     fn into_entries(self) -> Vec<(Value, Value)> {
@@ -1151,26 +1175,59 @@ fn split_tokens(s: &str, sep: &str) -> Vec<String> {
     s.split(sep).map(str::to_string).collect()
 }
 
-fn collect(acc: Value, input: Value, distinct: bool, element: &ArrowType) -> Result<Value> {
+/// Java `FieldCollectAgg#agg`: with `distinct`, a NULL side still goes through the gathering
+/// (a lone accumulator is re-gathered too).
+fn collect(
+    acc: Value,
+    input: Value,
+    distinct: bool,
+    element: &ArrowType,
+    gather: Distinct,
+) -> Result<Value> {
     if acc.is_null() && input.is_null() {
         return Ok(Value::Null);
     }
     if !distinct && (acc.is_null() || input.is_null()) {
         return Ok(if acc.is_null() { input } else { acc });
     }
-    let mut items = acc.list_elements()?;
-    items.extend(input.list_elements()?);
+    let acc = acc.list_elements()?;
+    let input = input.list_elements()?;
     if !distinct {
-        return Ok(Value::List(items));
+        return Ok(Value::List(acc.into_iter().chain(input).collect()));
     }
-    let fps = fingerprints(&[(element, &items)])?;
-    let mut seen = BTreeSet::new();
-    Ok(Value::List(
-        items
-            .into_iter()
-            .zip(fps)
-            .filter(|(_, fp)| seen.insert(fp.clone()))
-            .map(|(v, _)| v)
-            .collect(),
-    ))
+    Ok(Value::List(match gather {
+        Distinct::HashSet(kind) => {
+            let mut set: JavaHashMap<_, Value> = JavaHashMap::new();
+            for v in acc.into_iter().chain(input) {
+                set.add(java_element(kind, &v)?, v);
+            }
+            set.into_values()
+        }
+        // The accumulator is taken as it is (Java assumes it distinct), then each input
+        // element not equal to one gathered so far.
+        Distinct::Equaliser => {
+            let fps = fingerprints(&[(element, &input)])?;
+            let mut seen: BTreeSet<Vec<u8>> =
+                fingerprints(&[(element, &acc)])?.into_iter().collect();
+            let mut out = acc;
+            for (v, fp) in input.into_iter().zip(fps) {
+                if seen.insert(fp) {
+                    out.push(v);
+                }
+            }
+            out
+        }
+        Distinct::Identity => acc.into_iter().chain(input).collect(),
+        Distinct::FirstSeen => {
+            let items: Vec<Value> = acc.into_iter().chain(input).collect();
+            let fps = fingerprints(&[(element, &items)])?;
+            let mut seen = BTreeSet::new();
+            items
+                .into_iter()
+                .zip(fps)
+                .filter(|(_, fp)| seen.insert(fp.clone()))
+                .map(|(v, _)| v)
+                .collect()
+        }
+    }))
 }

@@ -22,6 +22,40 @@
 //!   `sum`/`max`/`min` aggregates) are only recorded while merging and merged column by
 //!   column when the output batch is built: one typed loop per column over all such groups.
 //!
+//! ## Element order of aggregated collections
+//!
+//! The ARRAY results that Java builds in a `java.util.HashSet` / `HashMap` come out in that
+//! map's iteration order, which is part of the value a reader sees. We give the same order,
+//! computed from the format's own values: the element's Java object and its `hashCode`
+//! (`merge/java_order.rs`) and OpenJDK's `HashMap` bins, resizes and tree bins
+//! (`util/java_hash.rs`). The
+//! same aggregate functions run on merge-on-read and in compaction, so a table reads alike
+//! through Java and through us before and after either side compacts it
+//! (`conformance/java-tables`, `j200_agg_*` and `compactions.json`).
+//!
+//! * `collect` with `distinct = true`: the accumulator's elements, then the input's, are
+//!   added to a `HashSet` of the element objects (`Integer`, `Long`, `BinaryString`,
+//!   `Decimal`, `Timestamp`, `GenericVariant`, ...); the result is its iteration order.
+//!   Elements of constructed types (ROW, ARRAY, MAP, MULTISET, VECTOR) are gathered as Java's
+//!   record equaliser does: the accumulator as it is, then each input element not equal to an
+//!   earlier one, in order. BINARY / VARBINARY elements are `byte[]`, equal only by identity in
+//!   Java: every element is kept, accumulator then input. BLOB elements: first occurrences in
+//!   order.
+//! * `nested_update` with `nested-key`: a `HashMap` from the key row (a [`BinaryRow`](crate::spec::BinaryRow) of
+//!   the key fields, hashed as Java's `BinaryRow#hashCode`) to the element, filled by `put`
+//!   with the accumulator's elements then the input's; retraction removes keys from a map of
+//!   the accumulator. Without `nested-key` the elements are kept in order.
+//! * `nested_partial_update`: the same key rows in a `HashMap` filled by `computeIfAbsent`
+//!   (new keys go to the head of their bin, not the tail).
+//! * `merge_map` and other MAP results keep first-seen entry order; MAP entry order is not part
+//!   of the value.
+//!
+//! One order cannot be derived from the data: two distinct nested-key rows with equal 32-bit
+//! hash codes in the same tree bin (eight or more keys in one bin of a map of at least 64 bins)
+//! are ordered in Java by `System.identityHashCode`, a per-object random number, so Java itself
+//! can give either order; we order such a pair as if the newer key's identity hash were the
+//! smaller, one of the two orders Java can give.
+//!
 //! Driving order: build a [`MergeConfig`] (usually [`MergeConfig::from_table_schema`]); take
 //! the value columns to read from [`MergeConfig::read_fields`] (the projection first) and the
 //! input schema from [`MergeConfig::input_schema`]; wrap each sorted run in a [`RunSource`];
@@ -81,6 +115,7 @@
 mod agg;
 mod config;
 mod engine;
+mod java_order;
 mod reader;
 mod value;
 

@@ -71,7 +71,7 @@ pub fn value_stats_fields(
 ) -> Option<Vec<DataField>> {
     // `_ROW_ID` / `_SEQUENCE_NUMBER` in `write_cols`: files a compaction of a row-tracking
     // table wrote (their stats cover both columns too).
-    let system = crate::commit::row_tracking::row_tracking_fields();
+    let system = crate::spec::special_fields::row_tracking_fields();
     let project = |fields: &[DataField], names: &[String]| -> Option<Vec<DataField>> {
         names
             .iter()

@@ -6,24 +6,23 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
+use crate::format::avro_map_order;
 use crate::format::data_file::{DataFileReader, FileFormat};
 use crate::format::deletion_vector::DeletionVector;
+use crate::format::shared_map::SharedMapLayout;
+use crate::format::variant;
 use crate::io::Io;
 use crate::scan::DeletionFile;
-use crate::spec::{DataField, DataFileMeta, DeletionVectorMeta, TableSchema};
+use crate::spec::special_fields::VALUE_KIND;
+use crate::spec::{DataField, DataFileMeta, DataType, DeletionVectorMeta, TableSchema, TypeKind};
+use crate::types::cast::evolve_column;
 use crate::types::{cast_column_to, paimon_to_arrow_field};
 
-/// Name of the sequence number column of key-value files.
-pub const SEQUENCE_NUMBER: &str = "_SEQUENCE_NUMBER";
-/// Name of the row kind column of key-value files.
-pub const VALUE_KIND: &str = "_VALUE_KIND";
-/// Name of the row id system column (row tracking).
-pub const ROW_ID: &str = "_ROW_ID";
 /// Name of the [`FileColumn::Position`] column.
 pub const POSITION: &str = "_POSITION";
 
@@ -95,6 +94,9 @@ impl FileReadSpec {
 enum Source {
     /// Index into the projected file batch.
     Column(usize),
+    /// Index into the projected file batch of a field whose type changed since the file was
+    /// written: the type in the file, the read type.
+    Evolved(usize, DataType, DataType),
     /// Absent from the file: nulls.
     Null,
     /// Row position.
@@ -105,6 +107,8 @@ enum Source {
 pub struct FileRead {
     path: String,
     reader: DataFileReader,
+    /// Per decoded column, the physical layout to undo first (none for most columns).
+    layouts: Vec<Option<Layout>>,
     sources: Vec<Source>,
     schema: SchemaRef,
     deletion_vector: Option<DeletionVector>,
@@ -160,12 +164,21 @@ impl FileRead {
         })?;
         let write_cols = file.write_cols.as_deref();
         let mut projection: Vec<String> = Vec::new();
+        // The type in the file of each projected table field (physical layouts are undone
+        // by that type).
+        let mut projected_types: Vec<Option<DataType>> = Vec::new();
         let mut sources = Vec::with_capacity(spec.columns.len());
         for c in &spec.columns {
+            let mut evolved = None;
+            let mut file_type = None;
             let name = match c {
-                FileColumn::Field(f) => {
-                    file_field(f, file_schema, write_cols).map(|f| f.name.clone())
-                }
+                FileColumn::Field(f) => file_field(f, file_schema, write_cols).map(|ff| {
+                    if ff.data_type.kind != f.data_type.kind {
+                        evolved = Some((ff.data_type.clone(), f.data_type.clone()));
+                    }
+                    file_type = Some(ff.data_type.clone());
+                    ff.name.clone()
+                }),
                 FileColumn::System(n) => Some((*n).to_string()),
                 FileColumn::Tracking(n) => write_cols
                     .is_some_and(|cols| cols.iter().any(|c| c == n))
@@ -181,10 +194,14 @@ impl FileRead {
                         Some(i) => i,
                         None => {
                             projection.push(n);
+                            projected_types.push(file_type);
                             projection.len() - 1
                         }
                     };
-                    sources.push(Source::Column(i));
+                    sources.push(match evolved {
+                        Some((from, to)) => Source::Evolved(i, from, to),
+                        None => Source::Column(i),
+                    });
                 }
                 None => sources.push(Source::Null),
             }
@@ -208,9 +225,11 @@ impl FileRead {
                 (reader, Some(dv))
             }
         };
+        let layouts = physical_layouts(reader.schema(), &projected_types, format, path)?;
         Ok(FileRead {
             path: path.to_string(),
             reader,
+            layouts,
             sources,
             schema: Arc::clone(&spec.schema),
             deletion_vector,
@@ -239,6 +258,7 @@ impl FileRead {
             let Some(batch) = self.reader.next_batch(io).await? else {
                 return Ok(None);
             };
+            let batch = self.undo_layouts(batch)?;
             let rows = batch.num_rows();
             let start = self.next_position;
             self.next_position += rows as u64;
@@ -246,6 +266,9 @@ impl FileRead {
             for (source, target) in self.sources.iter().zip(self.schema.fields()) {
                 columns.push(match source {
                     Source::Column(i) => cast_column_to(batch.column(*i), target, &self.path)?,
+                    Source::Evolved(i, from, to) => {
+                        evolve_column(batch.column(*i), from, to, target, &self.path)?
+                    }
                     Source::Null => {
                         if !target.is_nullable() {
                             return Err(Error::corrupt(
@@ -298,6 +321,183 @@ impl FileRead {
     }
 }
 
+/// A physical layout of a logical column in a data file, undone right after decoding.
+#[derive(Debug, Clone)]
+enum Layout {
+    /// A MAP stored with `map.storage-layout = shared-shredding`.
+    SharedMap(SharedMapLayout),
+    /// A type holding VARIANT values, some of which may be shredded.
+    Variants(DataType),
+    /// A type holding maps read from Avro, whose entries Java returns in its hash map's order
+    /// ([`avro_map_order`]).
+    AvroMaps(DataType),
+}
+
+/// The layout of each decoded column of `schema` (the file's projected columns), given the
+/// type each has in the file's table schema (`None`: a system column).
+fn physical_layouts(
+    schema: &SchemaRef,
+    file_types: &[Option<DataType>],
+    format: FileFormat,
+    path: &str,
+) -> Result<Vec<Option<Layout>>> {
+    schema
+        .fields()
+        .iter()
+        .zip(file_types)
+        .map(|(field, ty)| {
+            let Some(ty) = ty else {
+                return Ok(None);
+            };
+            if let Some(l) = SharedMapLayout::from_field(field, path)? {
+                return Ok(Some(Layout::SharedMap(l)));
+            }
+            if format == FileFormat::Avro && avro_map_order::reorders(ty) {
+                return Ok(Some(Layout::AvroMaps(ty.clone())));
+            }
+            Ok(holds_variant(ty).then(|| Layout::Variants(ty.clone())))
+        })
+        .collect()
+}
+
+fn holds_variant(t: &DataType) -> bool {
+    match &t.kind {
+        TypeKind::Variant => true,
+        TypeKind::Array(e) | TypeKind::Multiset(e) => holds_variant(e),
+        TypeKind::Vector { element, .. } => holds_variant(element),
+        TypeKind::Map(k, v) => holds_variant(k) || holds_variant(v),
+        TypeKind::Row(fields) => fields.iter().any(|f| holds_variant(&f.data_type)),
+        _ => false,
+    }
+}
+
+/// `array` (decoded with the file's physical types for `t`) with every shredded VARIANT
+/// inside it rebuilt.
+fn rebuild_variants(array: &ArrayRef, t: &DataType, path: &str, name: &str) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    let rebuilt = |a: &ArrayRef, t: &DataType| rebuild_variants(a, t, path, name);
+    let err =
+        |e: arrow_schema::ArrowError| Error::arrow(format!("reading {path}: column {name}"), e);
+    Ok(match (&t.kind, array.data_type()) {
+        (TypeKind::Variant, dt) if variant::is_shredded(dt) => {
+            variant::rebuild_column(array, path, name)?
+        }
+        (TypeKind::Row(fields), arrow_schema::DataType::Struct(arrow_fields)) => {
+            let s = array.as_struct();
+            let mut new_fields = Vec::with_capacity(arrow_fields.len());
+            let mut columns = Vec::with_capacity(arrow_fields.len());
+            for (af, c) in arrow_fields.iter().zip(s.columns()) {
+                let c = match fields.iter().find(|f| &f.name == af.name()) {
+                    Some(f) if holds_variant(&f.data_type) => rebuilt(c, &f.data_type)?,
+                    _ => Arc::clone(c),
+                };
+                new_fields.push(Arc::new(
+                    af.as_ref().clone().with_data_type(c.data_type().clone()),
+                ));
+                columns.push(c);
+            }
+            Arc::new(
+                arrow_array::StructArray::try_new(new_fields.into(), columns, s.nulls().cloned())
+                    .map_err(err)?,
+            )
+        }
+        (TypeKind::Array(e), arrow_schema::DataType::List(item)) => {
+            let l = array.as_list::<i32>();
+            let values = rebuilt(l.values(), e)?;
+            let item = Arc::new(
+                item.as_ref()
+                    .clone()
+                    .with_data_type(values.data_type().clone()),
+            );
+            Arc::new(
+                arrow_array::ListArray::try_new(
+                    item,
+                    l.offsets().clone(),
+                    values,
+                    l.nulls().cloned(),
+                )
+                .map_err(err)?,
+            )
+        }
+        (TypeKind::Map(_, v), arrow_schema::DataType::Map(entries, sorted)) => {
+            let m = array.as_map();
+            let values = rebuilt(m.values(), v)?;
+            let arrow_schema::DataType::Struct(kv) = entries.data_type() else {
+                return Ok(Arc::clone(array));
+            };
+            let kv: arrow_schema::Fields = vec![
+                Arc::clone(&kv[0]),
+                Arc::new(
+                    kv[1]
+                        .as_ref()
+                        .clone()
+                        .with_data_type(values.data_type().clone()),
+                ),
+            ]
+            .into();
+            let entries_struct = arrow_array::StructArray::try_new(
+                kv.clone(),
+                vec![Arc::clone(m.keys()), values],
+                None,
+            )
+            .map_err(err)?;
+            let entries = Arc::new(
+                entries
+                    .as_ref()
+                    .clone()
+                    .with_data_type(arrow_schema::DataType::Struct(kv)),
+            );
+            Arc::new(
+                arrow_array::MapArray::try_new(
+                    entries,
+                    m.offsets().clone(),
+                    entries_struct,
+                    m.nulls().cloned(),
+                    *sorted,
+                )
+                .map_err(err)?,
+            )
+        }
+        _ => Arc::clone(array),
+    })
+}
+
+impl FileRead {
+    /// `batch` with the physical layouts of its columns undone (the schema follows).
+    fn undo_layouts(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        if self.layouts.iter().all(Option::is_none) {
+            return Ok(batch);
+        }
+        let schema = batch.schema();
+        let mut fields = Vec::with_capacity(batch.num_columns());
+        let mut columns = Vec::with_capacity(batch.num_columns());
+        for (i, (field, column)) in schema.fields().iter().zip(batch.columns()).enumerate() {
+            let column = match self.layouts.get(i).and_then(Option::as_ref) {
+                None => Arc::clone(column),
+                Some(Layout::SharedMap(l)) => l.assemble(column, &self.path, field.name())?,
+                Some(Layout::Variants(t)) => rebuild_variants(column, t, &self.path, field.name())?,
+                Some(Layout::AvroMaps(t)) => {
+                    avro_map_order::java_entry_order(column, t).map_err(|e| {
+                        Error::arrow(format!("reading {}: column {}", self.path, field.name()), e)
+                    })?
+                }
+            };
+            fields.push(Field::new(
+                field.name(),
+                column.data_type().clone(),
+                field.is_nullable(),
+            ));
+            columns.push(column);
+        }
+        RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(fields)),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )
+        .map_err(|e| Error::arrow(format!("reading {}", self.path), e))
+    }
+}
+
 /// The index-file entry of data file `data_file_name`'s deletion vector `dv`.
 ///
 /// # Errors
@@ -346,3 +546,6 @@ pub async fn read_deletion_vector<T>(
     }
     Ok(vector)
 }
+
+#[cfg(test)]
+mod tests;

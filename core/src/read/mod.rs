@@ -10,259 +10,38 @@
 //!   ([`crate::scan::split::interval_partition`]); each section is merged with the table's
 //!   merge engine ([`crate::merge::MergeReader`]); the filter is applied after the merge.
 //!   Memory: one batch per sorted run of the current section plus the output batch.
-//! * Data-evolution tables: see [`crate::evolution`].
+//! * Data-evolution tables: see [`evolution`] (row-id ranges: [`crate::spec::row_range`]).
+//! * Record-level expiry ([`expire`]): the row filter by time field that compaction applies
+//!   and table creation and writes validate (below both of them).
 //!
 //! Source: Java `org.apache.paimon.operation.{RawFileSplitRead, MergeFileSplitRead,
 //! DataEvolutionSplitRead}`.
 
+pub mod evolution;
+pub mod expire;
 pub mod file;
-pub(crate) mod resolve;
 
-pub use resolve::RESOLVE_BYTES_PER_BATCH;
+mod context;
 
-use std::collections::BTreeMap;
+pub use context::{DEFAULT_BATCH_SIZE, OutputColumn, ReadContext};
+pub(crate) use context::{Sink, deletion_file};
+
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{Field, Schema};
 use futures_util::future::BoxFuture;
 
 use crate::error::{Error, Result};
-use crate::evolution::row_range::{RowRange, RowRangeIndex};
 use crate::io::{Io, Machine};
-use crate::merge::{MergeConfig, MergeReader, RunSource};
-use crate::predicate::{BoundPredicate, Predicate};
+use crate::merge::{MergeReader, RunSource};
 use crate::scan::split::{KeyedFile, interval_partition};
-use crate::scan::{DataSplit, DeletionFile, Plan, TableKind};
-use crate::spec::{CoreOptions, DataField, DataFileMeta, TableSchema};
-use crate::types::paimon_to_arrow_field;
+use crate::scan::{DataSplit, DeletionFile, TableKind};
+use crate::spec::row_range::RowRangeIndex;
+use crate::spec::special_fields::{ROW_ID, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::spec::{DataField, DataFileMeta, TableSchema};
 
-pub use file::{FileColumn, FileRead, FileReadSpec, POSITION, ROW_ID, SEQUENCE_NUMBER, VALUE_KIND};
-
-/// Default rows per output batch.
-pub const DEFAULT_BATCH_SIZE: usize = 8192;
-
-/// A column of the output.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OutputColumn {
-    /// A field of the read schema.
-    Field(DataField),
-    /// `_ROW_ID` (row-tracking tables): `first_row_id + position in the file`.
-    RowId,
-    /// `_SEQUENCE_NUMBER` (row-tracking tables): the file's max sequence number.
-    SequenceNumber,
-}
-
-impl OutputColumn {
-    /// Column name in the output.
-    pub fn name(&self) -> &str {
-        match self {
-            OutputColumn::Field(f) => &f.name,
-            OutputColumn::RowId => ROW_ID,
-            OutputColumn::SequenceNumber => SEQUENCE_NUMBER,
-        }
-    }
-}
-
-/// Everything a split reader needs besides bytes: shared by every split of a scan.
-#[derive(Debug, Clone)]
-pub struct ReadContext {
-    /// The read schema (the schema of the planned snapshot).
-    pub schema: TableSchema,
-    /// Schemas of the data files, by id.
-    pub schemas: BTreeMap<i64, TableSchema>,
-    /// Effective options.
-    pub options: CoreOptions,
-    /// How rows are read.
-    pub table_kind: TableKind,
-    /// Output columns, in order.
-    pub columns: Vec<OutputColumn>,
-    /// Arrow schema of the emitted batches.
-    pub output_schema: SchemaRef,
-    /// Row filter (applied after merging on primary-key tables).
-    pub filter: Option<BoundPredicate>,
-    /// Stop after this many rows (per split reader).
-    pub limit: Option<u64>,
-    /// Rows per batch.
-    pub batch_size: usize,
-    /// Merge configuration of primary-key tables.
-    pub merge: Option<MergeConfig>,
-    /// Row-range pushdown of row-tracking tables (from [`Plan::row_ranges`]): only rows whose
-    /// `_ROW_ID` lies in one of these ranges are read.
-    pub row_ranges: Option<RowRangeIndex>,
-    /// `blob-as-descriptor`: blob columns read from `.blob` files return serialized blob
-    /// descriptors instead of bytes.
-    pub blob_as_descriptor: bool,
-    /// Prefix of the URI written into blob descriptors (the descriptor's URI is this prefix
-    /// followed by the file path relative to the table root); empty by default. Also the
-    /// table root that stored descriptors are resolved against: a descriptor URI under it is
-    /// read by its relative path.
-    pub blob_descriptor_uri_prefix: String,
-    /// Output columns whose stored values are blob descriptors resolved to bytes after the
-    /// merge (managed BLOBs of primary-key tables, `blob-descriptor-field` columns): pairs of
-    /// (position in the output, kind). Empty with `blob-as-descriptor`.
-    pub descriptor_columns: Vec<(usize, crate::format::blob::BlobElementKind)>,
-}
-
-impl ReadContext {
-    /// Build the context of a scan.
-    ///
-    /// * `projection`: output column names (`None` = every field of the read schema); may
-    ///   name `_ROW_ID` and `_SEQUENCE_NUMBER` on row-tracking tables.
-    /// * `filter`: a predicate over fields of the read schema.
-    ///
-    /// Errors: an unknown column, a system column on a table without row tracking, a filter
-    /// that does not bind, invalid merge options.
-    pub fn try_new(
-        plan: &Plan,
-        projection: Option<&[String]>,
-        filter: Option<&Predicate>,
-        limit: Option<u64>,
-        batch_size: usize,
-    ) -> Result<ReadContext> {
-        let schema = plan.schema.clone();
-        let options = CoreOptions::new(plan.options.clone());
-        reject_unsupported_layouts(&options)?;
-        let row_tracking = options.row_tracking_enabled()?;
-        if plan.row_ranges.is_some() && !row_tracking {
-            return Err(Error::invalid(
-                "row ranges need a table with row-tracking.enabled",
-            ));
-        }
-        let columns: Vec<OutputColumn> = match projection {
-            None => schema
-                .fields
-                .iter()
-                .cloned()
-                .map(OutputColumn::Field)
-                .collect(),
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    if let Some(f) = schema.field(n) {
-                        return Ok(OutputColumn::Field(f.clone()));
-                    }
-                    match n.as_str() {
-                        ROW_ID if row_tracking => Ok(OutputColumn::RowId),
-                        SEQUENCE_NUMBER if row_tracking => Ok(OutputColumn::SequenceNumber),
-                        ROW_ID | SEQUENCE_NUMBER => Err(Error::invalid(format!(
-                            "column {n} exists only on tables with row-tracking.enabled"
-                        ))),
-                        _ => Err(Error::invalid(format!(
-                            "unknown column '{n}'; the table has: {}",
-                            schema.field_names().join(", ")
-                        ))),
-                    }
-                })
-                .collect::<Result<_>>()?,
-        };
-        let fields = columns
-            .iter()
-            .map(|c| match c {
-                OutputColumn::Field(f) => paimon_to_arrow_field(f),
-                OutputColumn::RowId => Ok(Field::new(ROW_ID, arrow_schema::DataType::Int64, false)),
-                OutputColumn::SequenceNumber => Ok(Field::new(
-                    SEQUENCE_NUMBER,
-                    arrow_schema::DataType::Int64,
-                    false,
-                )),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let filter = filter.map(|p| p.bind(&schema.fields)).transpose()?;
-        let blob_as_descriptor = options.blob_as_descriptor()?;
-        let descriptor_columns = if blob_as_descriptor {
-            Vec::new()
-        } else {
-            let backed = crate::write::managed_blob::descriptor_backed_fields(&schema, &options);
-            columns
-                .iter()
-                .enumerate()
-                .filter_map(|(i, c)| {
-                    backed
-                        .iter()
-                        .find(|(n, _)| n == c.name())
-                        .map(|(_, k)| (i, *k))
-                })
-                .collect()
-        };
-        let merge = if plan.table_kind == TableKind::PrimaryKey {
-            Some(MergeConfig::from_table_options(
-                schema.fields.clone(),
-                schema.primary_keys.clone(),
-                schema.partition_keys.clone(),
-                options.map(),
-            )?)
-        } else {
-            None
-        };
-        Ok(ReadContext {
-            schema,
-            schemas: plan.schemas.clone(),
-            options,
-            table_kind: plan.table_kind,
-            columns,
-            output_schema: Arc::new(Schema::new(fields)),
-            filter,
-            limit,
-            batch_size: if batch_size == 0 {
-                DEFAULT_BATCH_SIZE
-            } else {
-                batch_size
-            },
-            merge,
-            row_ranges: plan.row_ranges.as_deref().map(RowRangeIndex::new),
-            blob_as_descriptor,
-            blob_descriptor_uri_prefix: String::new(),
-            descriptor_columns,
-        })
-    }
-
-    /// Restrict the read to rows whose `_ROW_ID` lies in `ranges` (inclusive; any order,
-    /// overlapping and adjacent ranges merge). Replaces the plan's ranges.
-    pub fn with_row_ranges(mut self, ranges: &[RowRange]) -> Self {
-        self.row_ranges = Some(RowRangeIndex::new(ranges));
-        self
-    }
-
-    /// Blob descriptors (`blob-as-descriptor`) carry `prefix` + the file path as their URI,
-    /// e.g. the table location `s3://bucket/warehouse/db.db/t/`.
-    pub fn with_blob_descriptor_uri_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.blob_descriptor_uri_prefix = prefix.into();
-        self
-    }
-
-    /// The schema a file was written with.
-    pub fn file_schema(&self, file: &DataFileMeta) -> Result<&TableSchema> {
-        self.schemas.get(&file.schema_id).ok_or_else(|| {
-            Error::invalid(format!(
-                "data file {} was written with schema {}, which the plan does not hold",
-                file.file_name, file.schema_id
-            ))
-        })
-    }
-
-    /// Fields of the read schema named by the output and the filter, without duplicates, in
-    /// output order then filter order.
-    pub(crate) fn needed_fields(&self) -> Vec<DataField> {
-        let mut out: Vec<DataField> = Vec::new();
-        let mut push = |f: &DataField| {
-            if !out.iter().any(|o| o.id == f.id) {
-                out.push(f.clone());
-            }
-        };
-        for c in &self.columns {
-            if let OutputColumn::Field(f) = c {
-                push(f);
-            }
-        }
-        if let Some(p) = &self.filter {
-            for f in p.referenced_fields() {
-                push(f);
-            }
-        }
-        out
-    }
-}
+pub use file::{FileColumn, FileRead, FileReadSpec, POSITION};
 
 /// A machine reading one split; emits batches of [`ReadContext::output_schema`].
 pub fn read_split(ctx: Arc<ReadContext>, split: DataSplit) -> Machine<RecordBatch> {
@@ -355,70 +134,6 @@ pub fn read_splits(ctx: Arc<ReadContext>, splits: Vec<DataSplit>) -> Machine<Rec
     })
 }
 
-/// Filters, projects, limits and emits batches.
-pub(crate) struct Sink<'a> {
-    ctx: &'a ReadContext,
-    io: &'a Io<RecordBatch>,
-    emitted: u64,
-}
-
-impl<'a> Sink<'a> {
-    fn new(ctx: &'a ReadContext, io: &'a Io<RecordBatch>) -> Self {
-        Sink {
-            ctx,
-            io,
-            emitted: 0,
-        }
-    }
-
-    pub(crate) fn full(&self) -> bool {
-        self.ctx.limit.is_some_and(|l| self.emitted >= l)
-    }
-
-    /// `batch` holds at least the output columns and filter columns, by name.
-    pub(crate) async fn push(&mut self, batch: RecordBatch) -> Result<()> {
-        let batch = match &self.ctx.filter {
-            Some(p) => p.filter_batch(&batch)?,
-            None => batch,
-        };
-        if batch.num_rows() == 0 || self.full() {
-            return Ok(());
-        }
-        let columns =
-            self.ctx
-                .columns
-                .iter()
-                .map(|c| {
-                    batch.column_by_name(c.name()).cloned().ok_or_else(|| {
-                        Error::invalid(format!("read produced no column {}", c.name()))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-        let mut out = RecordBatch::try_new_with_options(
-            Arc::clone(&self.ctx.output_schema),
-            columns,
-            &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-        )
-        .map_err(|e| Error::arrow("projecting the output", e))?;
-        if let Some(limit) = self.ctx.limit {
-            let room = limit - self.emitted;
-            if (out.num_rows() as u64) > room {
-                out = out.slice(0, room as usize);
-            }
-        }
-        self.emitted += out.num_rows() as u64;
-        if self.ctx.descriptor_columns.is_empty() {
-            self.io.emit_and_yield(out).await;
-            return Ok(());
-        }
-        for part in resolve::descriptor_parts(&out, &self.ctx.descriptor_columns)? {
-            let part = resolve::resolve_descriptors(self.io, self.ctx, part).await?;
-            self.io.emit_and_yield(part).await;
-        }
-        Ok(())
-    }
-}
-
 async fn read_split_into(
     io: &Io<RecordBatch>,
     ctx: &ReadContext,
@@ -437,41 +152,13 @@ async fn read_split_into(
         // Row-tracking append tables with row ranges read like data-evolution splits (every
         // file is its own row-id group).
         TableKind::Append | TableKind::DataEvolution => {
-            crate::evolution::read::read_data_evolution_split(io, ctx, split, sink).await
+            crate::read::evolution::read_data_evolution_split(io, ctx, split, sink).await
         }
         TableKind::PrimaryKey if reads_raw(ctx, split) => {
             read_append_split(io, ctx, split, sink).await
         }
         TableKind::PrimaryKey => read_primary_key_split(io, ctx, split, sink).await,
     }
-}
-
-/// Refuse tables whose data files use a physical layout this reader cannot decode, before
-/// any file is read: a MAP column with `fields.<f>.map.storage-layout = shared-shredding`
-/// (pypaimon's shredded map columns) and shredded VARIANT columns (`variant.shreddingSchema`,
-/// alias `parquet.variant.shreddingSchema`).
-///
-/// Errors: [`Error::Unsupported`] naming the option.
-fn reject_unsupported_layouts(options: &CoreOptions) -> Result<()> {
-    for (key, value) in options.map() {
-        let shared_map = key
-            .strip_prefix("fields.")
-            .and_then(|r| r.strip_suffix(".map.storage-layout"))
-            .filter(|_| !value.trim().eq_ignore_ascii_case("default"));
-        if let Some(field) = shared_map {
-            return Err(Error::unsupported(format!(
-                "MAP column {field} stored with map.storage-layout={value}"
-            )));
-        }
-        if (key == "variant.shreddingSchema" || key == "parquet.variant.shreddingSchema")
-            && !value.trim().is_empty()
-        {
-            return Err(Error::unsupported(format!(
-                "shredded VARIANT columns ({key})"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Whether a primary-key split is read file by file without merging: the planner marked it
@@ -492,14 +179,6 @@ fn reads_raw(ctx: &ReadContext, split: &DataSplit) -> bool {
             .columns
             .iter()
             .all(|c| matches!(c, OutputColumn::Field(_)))
-}
-
-pub(crate) fn deletion_file(split: &DataSplit, i: usize) -> Option<&DeletionFile> {
-    split
-        .deletion_files
-        .as_ref()
-        .and_then(|d| d.get(i))
-        .and_then(|d| d.as_ref())
 }
 
 /// Append (and raw data-evolution) split: files in order; with row ranges (row-tracking

@@ -7,5 +7,6 @@ pub mod branch;
 pub mod planner;
 pub mod snapshot_resolver;
 pub mod split;
+pub mod split_serializer;
 
-pub use planner::{DataSplit, DeletionFile, Plan, ScanRequest, TableKind, plan_scan};
+pub use planner::{DataSplit, DeletionFile, Plan, Pruned, ScanRequest, TableKind, plan_scan};

@@ -15,12 +15,12 @@ use futures_util::future::try_join_all;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::evolution::row_range::{RowRange, RowRangeIndex};
 use crate::io::Io;
 use crate::predicate::{BoundPredicate, ColumnStats, Predicate, value_stats_fields};
 use crate::spec::CoreOptions;
 use crate::spec::options::MergeEngine;
 use crate::spec::partition::{POSTPONE_BUCKET, bucket_path, partition_path};
+use crate::spec::row_range::{RowRange, RowRangeIndex};
 use crate::spec::schema::{decode_schema, schema_path};
 use crate::spec::snapshot::Snapshot;
 use crate::spec::{
@@ -206,6 +206,32 @@ pub struct Plan {
     /// from this plan return only rows inside them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_ranges: Option<Vec<RowRange>>,
+    /// What the filter and row ranges left out of the live files (counts; not serialized
+    /// when nothing was pruned).
+    #[serde(default, skip_serializing_if = "Pruned::is_empty")]
+    pub pruned: Pruned,
+}
+
+/// Live data files a plan left out, by reason. Files skipped by the batch scan's level rules
+/// (level 0 of deletion-vector and first-row tables, the postpone bucket) are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pruned {
+    /// Live data files considered (after the level rules, before any pruning).
+    pub live_files: u64,
+    /// Files whose partition values cannot match the filter.
+    pub by_partition: u64,
+    /// Files whose key (primary-key tables) or value (append tables) statistics cannot match
+    /// the filter.
+    pub by_stats: u64,
+    /// Files whose row-id range holds none of the requested row ranges.
+    pub by_row_range: u64,
+}
+
+impl Pruned {
+    /// Whether nothing was pruned and nothing counted (plans of an empty table).
+    pub fn is_empty(&self) -> bool {
+        *self == Pruned::default()
+    }
 }
 
 /// Plan a batch scan of the table at the IO root.
@@ -256,6 +282,7 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
             table_kind,
             splits: Vec::new(),
             row_ranges: row_ranges.map(|r| r.ranges().to_vec()),
+            pruned: Pruned::default(),
         });
     };
 
@@ -277,10 +304,15 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         .filter(|e| !(only_real_buckets && e.bucket < 0))
         .filter(|e| !(skip_level0 && e.file.level == 0))
         .collect();
+    let mut pruned = Pruned {
+        live_files: entries.len() as u64,
+        ..Pruned::default()
+    };
     let entries = match &filter {
-        Some(f) => prune(entries, f, &schema, table_kind, io).await?,
+        Some(f) => prune(entries, f, &schema, table_kind, io, &mut pruned).await?,
         None => entries,
     };
+    let before_ranges = entries.len() as u64;
     // Row ranges: skip files whose row-id range intersects none (files without a first row
     // id cannot be placed and are kept; the reader rejects them).
     let entries: Vec<ManifestEntry> = match &row_ranges {
@@ -298,6 +330,7 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
             .collect(),
         None => entries,
     };
+    pruned.by_row_range = before_ranges - entries.len() as u64;
 
     // Group by partition then bucket, in first-seen order (Java's LinkedHashMap). Two passes:
     // the groups' sizes first, so each group's `Vec` is allocated once at its size (a plan of
@@ -444,6 +477,7 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
         table_kind,
         splits,
         row_ranges: row_ranges.map(|r| r.ranges().to_vec()),
+        pruned,
     })
 }
 
@@ -651,6 +685,7 @@ async fn prune<T>(
     schema: &TableSchema,
     table_kind: TableKind,
     io: &Io<T>,
+    pruned: &mut Pruned,
 ) -> Result<Vec<ManifestEntry>> {
     let partition_fields: Vec<DataField> =
         schema.partition_fields()?.into_iter().cloned().collect();
@@ -690,6 +725,7 @@ async fn prune<T>(
         if let Some(pf) = &partition_filter {
             let values = e.partition.fields(&partition_types)?;
             if !pf.partition_may_match(&values, &partition_fields) {
+                pruned.by_partition += 1;
                 continue;
             }
         }
@@ -716,6 +752,8 @@ async fn prune<T>(
         };
         if keep {
             out.push(e);
+        } else {
+            pruned.by_stats += 1;
         }
     }
     Ok(out)

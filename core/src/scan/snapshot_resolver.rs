@@ -29,6 +29,7 @@ use futures_util::future::join_all;
 
 use crate::error::{Error, Result};
 use crate::io::{Io, Machine};
+use crate::spec::file_names::{SCHEMA_FILE_PREFIX, SNAPSHOT_FILE_PREFIX};
 use crate::spec::options::{
     CoreOptions, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP, SCAN_TIMESTAMP_MILLIS,
     SCAN_TIMESTAMP_MILLIS_FALLBACK, SCAN_VERSION, SCAN_WATERMARK,
@@ -169,7 +170,7 @@ pub async fn latest_snapshot_id<T>(io: &Io<T>) -> Result<Option<i64>> {
             _ => return Ok(Some(n)),
         }
     }
-    if let Some(ids) = list_ids(io, "snapshot/", "snapshot-").await? {
+    if let Some(ids) = list_ids(io, "snapshot/", SNAPSHOT_FILE_PREFIX).await? {
         return Ok(ids.last().copied());
     }
     // No listing: probe forward from there, or from the earliest hint, or from 1.
@@ -204,7 +205,7 @@ pub async fn earliest_snapshot_id<T>(io: &Io<T>) -> Result<Option<i64>> {
     {
         return Ok(Some(n));
     }
-    if let Some(ids) = list_ids(io, "snapshot/", "snapshot-").await? {
+    if let Some(ids) = list_ids(io, "snapshot/", SNAPSHOT_FILE_PREFIX).await? {
         return Ok(ids.first().copied());
     }
     let Some(latest) = latest_snapshot_id(io).await? else {
@@ -258,7 +259,7 @@ pub async fn read_schema<T>(io: &Io<T>, id: i64) -> Result<TableSchema> {
 /// # Errors
 /// [`Error::Io`] when a `Head` or `List` fails.
 pub async fn latest_schema_id<T>(io: &Io<T>) -> Result<Option<i64>> {
-    if let Some(ids) = list_ids(io, "schema/", "schema-").await? {
+    if let Some(ids) = list_ids(io, "schema/", SCHEMA_FILE_PREFIX).await? {
         return Ok(ids.last().copied());
     }
     if !exists(io, &schema_path(0)).await? {
@@ -327,7 +328,7 @@ pub async fn read_schemas_for<T>(
             snapshot: own,
         });
     }
-    let latest_id = match list_ids(io, "schema/", "schema-").await? {
+    let latest_id = match list_ids(io, "schema/", SCHEMA_FILE_PREFIX).await? {
         Some(ids) => ids.last().copied().unwrap_or(newer_id).max(newer_id),
         None => probe_last_existing(io, newer_id, Numbered::Schema).await?,
     };
@@ -391,7 +392,7 @@ pub async fn list_tags<T>(io: &Io<T>) -> Result<Vec<(String, Tag)>> {
 /// # Errors
 /// As [`latest_snapshot_id`].
 pub async fn list_snapshot_ids<T>(io: &Io<T>) -> Result<Vec<i64>> {
-    if let Some(ids) = list_ids(io, "snapshot/", "snapshot-").await? {
+    if let Some(ids) = list_ids(io, "snapshot/", SNAPSHOT_FILE_PREFIX).await? {
         return Ok(ids);
     }
     let (Some(earliest), Some(latest)) = (

@@ -275,35 +275,6 @@ pub fn data_evolution_splits(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::spec::{BinaryRow, SimpleStats};
-
-    impl DataFileMeta {
-        pub(crate) fn test_default() -> Self {
-            DataFileMeta {
-                file_name: String::new(),
-                file_size: 0,
-                row_count: 0,
-                min_key: BinaryRow::empty(),
-                max_key: BinaryRow::empty(),
-                key_stats: SimpleStats::empty(),
-                value_stats: SimpleStats::empty(),
-                min_sequence_number: 0,
-                max_sequence_number: 0,
-                schema_id: 0,
-                level: 0,
-                extra_files: Vec::new(),
-                creation_time_millis: None,
-                delete_row_count: None,
-                embedded_index: None,
-                file_source: None,
-                value_stats_cols: None,
-                external_path: None,
-                first_row_id: None,
-                write_cols: None,
-                write_cols_sequences: None,
-            }
-        }
-    }
 
     #[test]
     fn ordered_packing_matches_java() {

@@ -330,7 +330,7 @@ impl DataFileMeta {
 
     /// True for dedicated BLOB files (`.blob`, including `.managed.blob`).
     pub fn is_blob_file(&self) -> bool {
-        self.file_name.ends_with(".blob")
+        super::file_names::is_blob_file(&self.file_name)
     }
 
     /// Inclusive row id range `first_row_id ..= first_row_id + row_count - 1`; `None` without

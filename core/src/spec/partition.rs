@@ -12,6 +12,7 @@
 use crate::error::{Error, Result};
 use crate::spec::binary_row::{BinaryRow, Datum};
 use crate::spec::data_file::{DataFileMeta, join};
+use crate::spec::file_names::BUCKET_DIR_PREFIX;
 use crate::spec::types::DataField;
 
 /// Default of `partition.default-name`.
@@ -157,9 +158,9 @@ pub fn partition_path(
 /// Bucket directory name: `bucket-<n>`, `bucket-postpone` for [`POSTPONE_BUCKET`].
 pub fn bucket_dir_name(bucket: i32) -> String {
     if bucket == POSTPONE_BUCKET {
-        "bucket-postpone".to_owned()
+        format!("{BUCKET_DIR_PREFIX}postpone")
     } else {
-        format!("bucket-{bucket}")
+        format!("{BUCKET_DIR_PREFIX}{bucket}")
     }
 }
 

@@ -338,8 +338,36 @@ pub fn tag_path(name: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Java's key order of `Snapshot` (with `writerVersion`, as Java master writes it).
+    pub(crate) const JAVA_KEYS: [&str; 24] = [
+        "version",
+        "uuid",
+        "id",
+        "schemaId",
+        "baseManifestList",
+        "baseManifestListSize",
+        "deltaManifestList",
+        "deltaManifestListSize",
+        "changelogManifestList",
+        "changelogManifestListSize",
+        "indexManifest",
+        "commitUser",
+        "writerVersion",
+        "commitIdentifier",
+        "commitKind",
+        "timeMillis",
+        "totalRecordCount",
+        "deltaRecordCount",
+        "changelogRecordCount",
+        "watermark",
+        "statistics",
+        "properties",
+        "nextRowId",
+        "operation",
+    ];
 
     /// Java's TagTest golden layout (with non-null manifest lists and commit user).
     const JAVA_TAG: &str = "{\n  \"version\" : 3,\n  \"uuid\" : \"snapshot-uuid\",\n  \"id\" : 0,\n  \"schemaId\" : 0,\n  \"baseManifestList\" : \"b\",\n  \"deltaManifestList\" : \"d\",\n  \"commitUser\" : \"u\",\n  \"writerVersion\" : \"java-2.1-SNAPSHOT-commit-id\",\n  \"commitIdentifier\" : 0,\n  \"commitKind\" : \"APPEND\",\n  \"timeMillis\" : 1000,\n  \"totalRecordCount\" : 0,\n  \"deltaRecordCount\" : 0,\n  \"tagCreateTime\" : [ 1969, 1, 1, 0, 0, 0, 123456789 ],\n  \"tagTimeRetained\" : 5.000000000\n}";
@@ -403,35 +431,7 @@ mod tests {
                 Value::Object(m) => m.keys().cloned().collect(),
                 _ => panic!(),
             };
-        assert_eq!(
-            keys,
-            [
-                "version",
-                "uuid",
-                "id",
-                "schemaId",
-                "baseManifestList",
-                "baseManifestListSize",
-                "deltaManifestList",
-                "deltaManifestListSize",
-                "changelogManifestList",
-                "changelogManifestListSize",
-                "indexManifest",
-                "commitUser",
-                "writerVersion",
-                "commitIdentifier",
-                "commitKind",
-                "timeMillis",
-                "totalRecordCount",
-                "deltaRecordCount",
-                "changelogRecordCount",
-                "watermark",
-                "statistics",
-                "properties",
-                "nextRowId",
-                "operation"
-            ]
-        );
+        assert_eq!(keys, JAVA_KEYS);
 
         // Legacy v1: no version, no record counts, explicit nulls, logOffsets.
         let v1 = r#"{"id":1,"schemaId":0,"baseManifestList":"b","deltaManifestList":"d","changelogManifestList":null,

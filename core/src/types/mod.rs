@@ -29,6 +29,8 @@ use arrow_schema::{DataType as ArrowType, Field, FieldRef, Fields, Schema, Schem
 use crate::error::{Error, Result};
 use crate::spec::types::{DataField, DataType, TypeKind};
 
+pub mod cast;
+
 /// Name of the element field of an Arrow list (pyarrow and arrow-rs both use `item`).
 pub const LIST_ITEM_NAME: &str = "item";
 /// Name of the entries field of an Arrow map (pyarrow's `entries`).

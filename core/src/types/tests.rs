@@ -279,3 +279,106 @@ fn list_of_key_value_records_casts_to_map() {
         vec![Some("a"), None, Some("c")]
     );
 }
+
+/// Two nested fields that swapped names (a → tmp, b → a, tmp → b): matched by id, each keeps
+/// its values; by name they would trade them. A NOT NULL nested field the file lacks is an
+/// error naming the file.
+#[test]
+fn nested_fields_are_matched_by_id_not_name() {
+    use arrow_array::StructArray;
+    let file_type = n(TypeKind::Row(vec![
+        field(1, "a", n(TypeKind::Int)),
+        field(2, "b", n(TypeKind::Int)),
+    ]));
+    let read_type = n(TypeKind::Row(vec![
+        field(2, "a", n(TypeKind::BigInt)),
+        field(1, "b", n(TypeKind::Int)),
+        field(3, "c", n(TypeKind::Int)),
+    ]));
+    let column: ArrayRef = Arc::new(StructArray::from(vec![
+        (
+            Arc::new(Field::new("a", ArrowType::Int32, true)),
+            Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("b", ArrowType::Int32, true)),
+            Arc::new(Int32Array::from(vec![10, 20])) as ArrayRef,
+        ),
+    ]));
+    let target = Field::new("r", paimon_to_arrow_type(&read_type).unwrap(), true);
+    let out = cast::evolve_column(&column, &file_type, &read_type, &target, "f.orc").unwrap();
+    let s = out.as_any().downcast_ref::<StructArray>().unwrap();
+    let a = s.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    let b = s.column(1).as_any().downcast_ref::<Int32Array>().unwrap();
+    assert_eq!(a.values().to_vec(), vec![10, 20]);
+    assert_eq!(b.values().to_vec(), vec![1, 2]);
+    assert_eq!(s.column(2).null_count(), 2);
+    // Matched by name (cast_column_to), the swapped fields trade values.
+    let by_name = cast_column_to(&column, &target, "f.orc").unwrap();
+    let by_name = by_name.as_any().downcast_ref::<StructArray>().unwrap();
+    let a = by_name
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap();
+    assert_eq!(a.values().to_vec(), vec![1, 2]);
+
+    let strict = n(TypeKind::Row(vec![
+        field(1, "b", n(TypeKind::Int)),
+        field(4, "d", DataType::not_null(TypeKind::Int)),
+    ]));
+    let target = Field::new("r", paimon_to_arrow_type(&strict).unwrap(), true);
+    let err = cast::evolve_column(&column, &file_type, &strict, &target, "f.orc")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("f.orc") && err.contains("\"d\""), "{err}");
+}
+
+/// A MAP whose key type changed (a ROW key with a renamed field) is refused, as Java refuses it
+/// (`SchemaEvolutionUtil`: "Cannot cast map type ... because they have different key types");
+/// never read as NULLs.
+#[test]
+fn a_changed_map_key_type_is_unsupported() {
+    use arrow_array::{MapArray, StructArray};
+    let key =
+        |name: &str| DataType::not_null(TypeKind::Row(vec![field(1, name, n(TypeKind::Int))]));
+    let file_type = n(TypeKind::Map(
+        Box::new(key("k")),
+        Box::new(n(TypeKind::Int)),
+    ));
+    let read_type = n(TypeKind::Map(
+        Box::new(key("kk")),
+        Box::new(n(TypeKind::Int)),
+    ));
+    let file_arrow = paimon_to_arrow_type(&file_type).unwrap();
+    let ArrowType::Map(entries_field, _) = &file_arrow else {
+        panic!()
+    };
+    let ArrowType::Struct(kv) = entries_field.data_type() else {
+        panic!()
+    };
+    let ArrowType::Struct(key_fields) = kv[0].data_type() else {
+        panic!()
+    };
+    let keys = StructArray::new(
+        key_fields.clone(),
+        vec![Arc::new(Int32Array::from(vec![1])) as ArrayRef],
+        None,
+    );
+    let entries = StructArray::new(
+        kv.clone(),
+        vec![Arc::new(keys), Arc::new(Int32Array::from(vec![7]))],
+        None,
+    );
+    let column: ArrayRef = Arc::new(MapArray::new(
+        Arc::clone(entries_field),
+        arrow_buffer::OffsetBuffer::from_lengths([1]),
+        entries,
+        None,
+        false,
+    ));
+    let target = Field::new("m", paimon_to_arrow_type(&read_type).unwrap(), true);
+    let err =
+        cast::evolve_column(&column, &file_type, &read_type, &target, "f.parquet").unwrap_err();
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+}

@@ -9,9 +9,9 @@
 //! `org.apache.paimon.utils.MurmurHashUtils#hashBytesByWords`.
 //!
 //! * `default`: the bucket key columns are written as a [`BinaryRow`] (row kind INSERT,
-//!   exactly as Java's generated projection writes it, see [`crate::write::row`]); its bytes
+//!   exactly as Java's generated projection writes it, see [`crate::encode::row`]); its bytes
 //!   are hashed with 32-bit Murmur3 over little-endian 4-byte words (seed 42, finalised with
-//!   the byte length), and the bucket is `|hash % N|` ([`bucket_of`]).
+//!   the byte length, [`murmur::hash_bytes`]), and the bucket is `|hash % N|` ([`bucket_of`]).
 //! * `mod`: one `INT` or `BIGINT` bucket key; the bucket is `floorMod(value, N)`. A NULL key
 //!   reads as 0 (Java reads the zeroed slot), so it lands in bucket 0.
 //! * `hive`: Hive's hash (`31 × h + hash(field)` over the fields, `hash(NULL) = 0`), then
@@ -19,73 +19,28 @@
 //!   string, binary and `DECIMAL` types; a non-null value of another type (a timestamp) is
 //!   [`Error::Unsupported`], as Java throws.
 //!
-//! Rows are hashed straight from the Arrow columns ([`crate::write::row::BinaryRowEncoder`]
+//! Rows are hashed straight from the Arrow columns ([`crate::encode::row::BinaryRowEncoder`]
 //! into one reused buffer): no allocation per row for flat bucket keys.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
 
+use crate::encode::row::{BinaryRowEncoder, datum_at};
 use crate::error::{Error, Result};
 use crate::spec::binary_row::{BinaryRow, Datum};
+use crate::spec::murmur;
 use crate::spec::options::CoreOptions;
 use crate::spec::schema::TableSchema;
 use crate::spec::types::{DataType, TypeKind};
-use crate::write::row::{BinaryRowEncoder, datum_at};
 
 /// Option key of the bucket function (Java `CoreOptions.BUCKET_FUNCTION_TYPE`).
 pub const BUCKET_FUNCTION_TYPE: &str = "bucket-function.type";
 
-const MURMUR_C1: u32 = 0xcc9e_2d51;
-const MURMUR_C2: u32 = 0x1b87_3593;
-const MURMUR_SEED: u32 = 42;
-
-/// Murmur3's mixing of one 4-byte block.
-pub(crate) fn mix_k1(k1: u32) -> u32 {
-    k1.wrapping_mul(MURMUR_C1)
-        .rotate_left(15)
-        .wrapping_mul(MURMUR_C2)
-}
-
-/// Murmur3's step of the running hash with a mixed block.
-pub(crate) fn mix_h1(h1: u32, k1: u32) -> u32 {
-    (h1 ^ k1)
-        .rotate_left(13)
-        .wrapping_mul(5)
-        .wrapping_add(0xe654_6b64)
-}
-
-/// Murmur3's finalisation with the byte length.
-pub(crate) fn fmix(mut h: u32, len: usize) -> u32 {
-    h ^= len as u32;
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85eb_ca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2_ae35);
-    h ^= h >> 16;
-    h
-}
-
-/// Java `MurmurHashUtils.hashBytesByWords` (seed 42) of `bytes`: 32-bit Murmur3 over
-/// little-endian 4-byte words, finalised with the byte length. Row bytes are always a
-/// multiple of 8 long; trailing bytes of other lengths are mixed one by one (Java's
-/// `hashBytes`), which Java never does for rows.
-pub fn hash_bytes_by_words(bytes: &[u8]) -> i32 {
-    let mut h1 = MURMUR_SEED;
-    let mut words = bytes.chunks_exact(4);
-    for w in &mut words {
-        h1 = mix_h1(h1, mix_k1(u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
-    }
-    for b in words.remainder() {
-        h1 = mix_h1(h1, mix_k1(*b as i8 as i32 as u32));
-    }
-    fmix(h1, bytes.len()) as i32
-}
-
-/// Java `BinaryRow#hashCode`: [`hash_bytes_by_words`] of the row bytes (header, null bits,
-/// fixed part and var part; the row kind byte included).
+/// Java `BinaryRow#hashCode` of a bucket key row: [`BinaryRow::hash_code`] (Murmur3 over the
+/// row bytes: header with the row kind, null bits, fixed part and var part).
 pub fn bucket_hash(row: &BinaryRow) -> i32 {
-    hash_bytes_by_words(row.row_bytes())
+    row.hash_code()
 }
 
 /// Java `DefaultBucketFunction`: `|hash % num_buckets|`, in `0..num_buckets`.
@@ -120,7 +75,7 @@ pub fn buckets(columns: &[ArrayRef], types: &[DataType], num_buckets: i32) -> Re
     (0..encoder.num_rows())
         .map(|row| {
             encoder.encode_into(row, &mut buf)?;
-            Ok(bucket_of(hash_bytes_by_words(&buf), num_buckets))
+            Ok(bucket_of(murmur::hash_bytes(&buf), num_buckets))
         })
         .collect()
 }
@@ -235,7 +190,7 @@ impl BucketFunction {
     pub fn bucket(&self, row: &BinaryRow, num_buckets: i32) -> Result<i32> {
         check_num_buckets(num_buckets)?;
         match self.kind {
-            BucketFunctionType::Default => Ok(bucket_of(bucket_hash(row), num_buckets)),
+            BucketFunctionType::Default => Ok(bucket_of(row.hash_code(), num_buckets)),
             BucketFunctionType::Mod => {
                 let v = match row.field(0, &self.key_types[0])? {
                     Datum::Int(v) => i64::from(v),
@@ -513,7 +468,7 @@ impl FixedBucketRowKeyExtractor {
             .collect::<Result<Vec<_>>>()?;
         if keys.is_empty() {
             let rows = columns.first().map_or(0, |c| c.len());
-            let empty = bucket_of(bucket_hash(&BinaryRow::empty()), num_buckets);
+            let empty = bucket_of(BinaryRow::empty().hash_code(), num_buckets);
             return Ok(vec![empty; rows]);
         }
         self.function.buckets(&keys, num_buckets)

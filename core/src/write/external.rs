@@ -43,17 +43,12 @@
 use crate::error::{Error, Result};
 use crate::io::uri_scheme;
 use crate::spec::CoreOptions;
-use crate::write::bucket::{fmix, mix_h1, mix_k1};
-use crate::write::ids::NameSource;
-
-/// Option key of the external roots.
-pub const DATA_FILE_EXTERNAL_PATHS: &str = "data-file.external-paths";
-/// Option key of the strategy choosing a root per new file.
-pub const DATA_FILE_EXTERNAL_PATHS_STRATEGY: &str = "data-file.external-paths.strategy";
-/// Option key of the scheme the `specific-fs` strategy keeps.
-pub const DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS: &str = "data-file.external-paths.specific-fs";
-/// Option key of the `weight-robin` strategy's weights.
-pub const DATA_FILE_EXTERNAL_PATHS_WEIGHTS: &str = "data-file.external-paths.weights";
+use crate::spec::external_paths::{
+    DATA_FILE_EXTERNAL_PATHS, DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS,
+    DATA_FILE_EXTERNAL_PATHS_STRATEGY, DATA_FILE_EXTERNAL_PATHS_WEIGHTS, normalize_root,
+};
+use crate::spec::murmur::{fmix, mix_h1, mix_k1};
+use crate::util::NameSource;
 
 /// How a root is chosen for each new file.
 ///
@@ -215,20 +210,6 @@ impl ExternalPaths {
     }
 }
 
-/// Every root `data-file.external-paths` names, as Java prints them, whatever the strategy
-/// (files written under an earlier strategy may live there); roots that do not parse are
-/// left out. Orphan-file cleaning lists them, as Java's `OrphanFilesClean` does.
-pub fn listed_roots(options: &CoreOptions) -> Vec<String> {
-    options
-        .get(DATA_FILE_EXTERNAL_PATHS)
-        .map(|v| {
-            v.split(',')
-                .filter_map(|r| normalize_root(r.trim()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The entropy directories `entropy-inject` puts between the bucket directory and a file
 /// named `file_name`: the low 20 bits of Guava 30's Murmur3-32 (seed 0) of the name as
 /// binary digits (most significant first), cut into `4/4/4/8` digits, e.g.
@@ -388,50 +369,6 @@ fn parse_weights(value: &str) -> Result<Vec<u32>> {
         .collect()
 }
 
-/// A root as Java's `org.apache.paimon.fs.Path` prints it: `scheme:[//authority]/path`, an
-/// empty authority dropped (`file:///tmp/a` → `file:/tmp/a`), repeated and trailing `/`
-/// removed.
-///
-/// # Errors
-/// [`Error::Invalid`] naming `data-file.external-paths` for an empty root or one without a
-/// scheme (Java: "scheme should not be null").
-fn normalize_root(root: &str) -> Result<String> {
-    if root.is_empty() {
-        return Err(Error::invalid(format!(
-            "option '{DATA_FILE_EXTERNAL_PATHS}': an external path is empty"
-        )));
-    }
-    let Some(scheme) = uri_scheme(root) else {
-        return Err(Error::invalid(format!(
-            "option '{DATA_FILE_EXTERNAL_PATHS}': external path '{root}' has no scheme (e.g. \
-             file:/..., s3://...)"
-        )));
-    };
-    let rest = &root[scheme.len() + 1..];
-    let (authority, path) = match rest.strip_prefix("//") {
-        Some(r) => match r.find('/') {
-            Some(i) => (&r[..i], &r[i..]),
-            None => (r, ""),
-        },
-        None => ("", rest),
-    };
-    let mut out = format!("{scheme}:");
-    if !authority.is_empty() {
-        out.push_str("//");
-        out.push_str(authority);
-    }
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    if parts.is_empty() {
-        out.push('/');
-    } else {
-        for p in parts {
-            out.push('/');
-            out.push_str(p);
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -445,19 +382,6 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect::<BTreeMap<_, _>>(),
         )
-    }
-
-    #[test]
-    fn roots_print_as_java_paths() {
-        for (raw, want) in [
-            ("file:///tmp/a/", "file:/tmp/a"),
-            ("file:/tmp//a", "file:/tmp/a"),
-            ("s3://bucket/p/", "s3://bucket/p"),
-            ("oss://bucket", "oss://bucket/"),
-            ("hdfs://nn:8020/x", "hdfs://nn:8020/x"),
-        ] {
-            assert_eq!(normalize_root(raw).unwrap(), want, "{raw}");
-        }
     }
 
     #[test]

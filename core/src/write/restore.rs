@@ -20,8 +20,8 @@ use crate::error::Result;
 use crate::io::Io;
 use crate::scan::planner::{live_of_merged, read_data_manifests, read_manifest_entries};
 use crate::spec::manifest::merge_entries;
+use crate::spec::partition::POSTPONE_BUCKET;
 use crate::spec::{BinaryRow, DataField, ManifestEntry, ManifestFileMeta, Snapshot, TableSchema};
-use crate::write::postpone::POSTPONE_BUCKET;
 
 /// Whether writers of `schema` continue after the table's files (see
 /// [`crate::write::TableWrite::restores_files`]): `false` for append tables with `bucket` =

@@ -10,34 +10,10 @@ use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
 use crate::commit::CommitMessage;
-use crate::spec::{DataField, DataType, TableSchema, TypeKind};
-use crate::write::file::{FileContent, FileToPut};
+use crate::io::{FileContent, FileToPut};
+use crate::spec::{DataField, DataType, TableSchema};
+use crate::testkit::kv_schema;
 use crate::write::{TableWrite, WriteOptions, WriteRestore};
-
-fn schema(primary_key: bool, options: &[(&str, &str)]) -> TableSchema {
-    TableSchema {
-        version: 3,
-        id: 0,
-        fields: vec![
-            DataField::new(0, "k", DataType::not_null(TypeKind::Int)),
-            DataField::new(1, "v", DataType::parse_sql("STRING").unwrap()),
-        ],
-        highest_field_id: 1,
-        partition_keys: Vec::new(),
-        primary_keys: if primary_key {
-            vec!["k".to_owned()]
-        } else {
-            Vec::new()
-        },
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<BTreeMap<_, _>>(),
-        comment: None,
-        time_millis: 0,
-        raw_json: None,
-    }
-}
 
 /// Batch `b` of the input: 5,000 rows, keys spread so that primary-key batches overlap.
 fn batch(b: usize) -> RecordBatch {
@@ -167,7 +143,7 @@ fn append_files_streamed_in_parts_equal_the_unstreamed_files() {
             ("target-file-size", "512kb"),
         ];
         opts.extend(options);
-        let schema = schema(false, &opts);
+        let schema = kv_schema(None, false, &opts);
         let (whole, whole_messages) = run(&schema, 40, usize::MAX, false);
         let (streamed, messages) = run(&schema, 40, 64 << 10, false);
         assert_eq!(whole.parts, 0, "{format}");
@@ -205,7 +181,8 @@ fn append_files_streamed_in_parts_equal_the_unstreamed_files() {
 #[test]
 fn primary_key_flush_driven_a_step_at_a_time_gives_the_same_files() {
     for format in ["parquet", "orc", "avro"] {
-        let schema = schema(
+        let schema = kv_schema(
+            None,
             true,
             &[
                 ("bucket", "3"),
@@ -327,9 +304,7 @@ fn run_blobs(
                 }
                 _ => {}
             }
-            let written = store
-                .run(crate::write::file::put_file_machine(f, 64 << 10))
-                .unwrap();
+            let written = store.run(crate::io::put_file_machine(f, 64 << 10)).unwrap();
             assert_eq!(written, vec![true]);
         }
     };
@@ -350,7 +325,7 @@ fn run_blobs(
 #[test]
 fn blob_files_and_managed_packs_streamed_in_parts_equal_the_unstreamed_ones() {
     let blob_fields = |primary_key: bool, options: &[(&str, &str)]| {
-        let mut s = schema(primary_key, options);
+        let mut s = kv_schema(None, primary_key, options);
         s.fields[1] = DataField::new(1, "b", DataType::parse_sql("BLOB").unwrap());
         s
     };

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, LargeBinaryArray, RecordBatch};
-use paimon_kernel::evolution::row_range::{RowRange, parse_row_ranges};
 use paimon_kernel::format::blob_descriptor::BlobDescriptor;
 use paimon_kernel::io::{Io, Machine, MemoryStore};
 use paimon_kernel::read::{ReadContext, read_splits};
 use paimon_kernel::scan::{Plan, ScanRequest, plan_scan};
+use paimon_kernel::spec::row_range::{RowRange, parse_row_ranges};
 use serde_json::Value;
 
 use crate::canonical::render_batch;
@@ -351,7 +351,7 @@ fn a_data_file_shorter_than_its_manifest_row_count_is_rejected_naming_it() {
 
 #[test]
 fn read_blob_cell_matches_the_full_read_using_the_row_range_plan() {
-    use paimon_kernel::evolution::read::read_blob_cell;
+    use paimon_kernel::read::evolution::read_blob_cell;
     for table in ["blob_single", "blob_update", "blob_multi"] {
         let mut store = load_table(table);
         let projection = with_row_id(table);
@@ -409,9 +409,9 @@ fn read_blob_cell_matches_the_full_read_using_the_row_range_plan() {
 
 #[test]
 fn read_blob_cell_reads_the_blob_file_tail_and_the_one_record() {
-    use paimon_kernel::evolution::read::read_blob_cell;
     use paimon_kernel::format::blob::{BLOB_TAIL_PREFETCH_BYTES, decode_blob_file_index};
     use paimon_kernel::io::{IoOp, Step};
+    use paimon_kernel::read::evolution::read_blob_cell;
     // blob_single: row id 8 (id 8) is the 65,536-byte blob, row 3 of the second commit's .blob
     // file (row ids 5-9: ids 6, 10 (NULL), 7, 8, 9).
     let mut store = load_table("blob_single");

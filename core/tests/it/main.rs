@@ -10,6 +10,7 @@ mod corpus_metadata;
 mod data_files;
 mod de_read;
 mod fuzz_regressions;
+mod layers;
 mod merge_corpus;
 mod predicate_corpus;
 mod predicate_types;

@@ -1,4 +1,4 @@
-//! The statistics the write side collects (`paimon_kernel::write::stats`) against the
+//! The statistics the write side collects (`paimon_kernel::encode::stats`) against the
 //! `_KEY_STATS` / `_VALUE_STATS` / `_VALUE_STATS_COLS` pypaimon 2.1.0 recorded for every data
 //! file of the corpus (see `write_bucket` for which tables).
 //!
@@ -24,11 +24,11 @@
 
 use std::collections::BTreeMap;
 
-use paimon_kernel::format::data_file::FileFormat;
-use paimon_kernel::spec::{DataField, DataType, Datum, SimpleStats, TypeKind};
-use paimon_kernel::write::stats::{
+use paimon_kernel::encode::stats::{
     SimpleColStats, StatsCollector, StatsFormat, postpone_bucket_options,
 };
+use paimon_kernel::format::data_file::FileFormat;
+use paimon_kernel::spec::{DataField, DataType, Datum, SimpleStats, TypeKind};
 
 use crate::write_bucket::{TableFile, read_columns, table_files, table_roots};
 

@@ -4,8 +4,8 @@
 //! schema, so `--rename-column a=b --alter-type 'b BIGINT'` works.
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use paimon_kernel::schema::alter::{ColumnMove, SchemaChange};
 use paimon_kernel::spec::DataType;
-use paimon_kernel::write::alter::{ColumnMove, SchemaChange};
 use paimon_native::Table;
 
 use super::error_chain;

@@ -10,7 +10,7 @@ use paimon_native::compact::CompactOptions;
 use super::error_chain;
 use super::text_table::TextTable;
 
-/// `paimon-kernel compact TABLE [--full] [--partition k=v,...] [--bucket N]`.
+/// `paimon-kernel compact TABLE [--full] [--partition k=v,...] [--bucket N] [--prepare-only FILE]`.
 #[derive(Debug, Args)]
 pub(crate) struct CompactArgs {
     /// Table directory or URL.
@@ -28,6 +28,11 @@ pub(crate) struct CompactArgs {
     /// Commit user (default: a random UUID).
     #[arg(long, value_name = "USER")]
     commit_user: Option<String>,
+    /// Write the compaction's files and its commit messages (Java `CommitMessageSerializer`
+    /// bytes, as `write --prepare-only`) to FILE (`-`: stdout) without committing; `commit
+    /// --messages FILE` commits them.
+    #[arg(long, value_name = "FILE")]
+    prepare_only: Option<String>,
 }
 
 /// `paimon-kernel plan-compaction TABLE [--full]`.
@@ -72,16 +77,32 @@ pub(crate) async fn compact(a: CompactArgs, json: bool) -> Result<(), String> {
         None => BTreeMap::new(),
     };
     let table = Table::open(&a.table).await.map_err(|e| error_chain(&e))?;
-    let report = table
-        .compact(CompactOptions {
-            full: a.full,
-            partition,
-            bucket: a.bucket,
-            commit_user: a.commit_user,
-            now_millis: None,
-        })
-        .await
-        .map_err(|e| error_chain(&e))?;
+    let options = CompactOptions {
+        full: a.full,
+        partition,
+        bucket: a.bucket,
+        commit_user: a.commit_user,
+        now_millis: None,
+    };
+    if let Some(path) = &a.prepare_only {
+        let messages = table
+            .prepare_compaction(options)
+            .await
+            .map_err(|e| error_chain(&e))?;
+        super::write::write_messages(path, &messages).map_err(|e| error_chain(&e))?;
+        if json {
+            super::print(
+                &serde_json::json!({"messages": messages.len(), "file": path}).to_string(),
+            );
+        } else if path != "-" {
+            super::print(&format!(
+                "{} commit message(s) in {path} (not committed)",
+                messages.len()
+            ));
+        }
+        return Ok(());
+    }
+    let report = table.compact(options).await.map_err(|e| error_chain(&e))?;
     if let Some(w) = &report.maintenance_warning {
         eprintln!("warning: the compaction stands, but its maintenance (expiry, tags) failed: {w}");
     }

@@ -1,7 +1,8 @@
 //! `expire`, `expire-partitions`, `remove-orphans`, `tag create|delete|list` and `rollback`.
 
 use clap::{Args, Subcommand};
-use paimon_kernel::maintenance::{RemovedFile, RollbackTarget, parse_duration_millis};
+use paimon_kernel::maintenance::{RemovedFile, RollbackTarget};
+use paimon_kernel::util::parse_duration_millis;
 use paimon_native::Table;
 use paimon_native::maintenance::{DEFAULT_ORPHAN_OLDER_THAN_MILLIS, ExpireOptions};
 use serde_json::json;

@@ -17,6 +17,8 @@ pub(crate) mod input;
 pub(crate) mod maintenance;
 pub(crate) mod scan;
 pub(crate) mod scenario;
+#[cfg(feature = "sql")]
+pub(crate) mod sql;
 mod text_table;
 pub(crate) mod update;
 pub(crate) mod write;

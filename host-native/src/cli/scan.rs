@@ -87,7 +87,7 @@ pub(crate) enum Format {
 }
 
 /// Why `scan` stopped early.
-enum Fail {
+pub(crate) enum Fail {
     /// The reader of our output went away (`| head`): not an error.
     Quiet,
     /// A message for stderr.
@@ -108,7 +108,7 @@ fn io_fail(what: &str, e: std::io::Error) -> Fail {
     }
 }
 
-fn arrow_fail(what: &str, e: ArrowError) -> Fail {
+pub(crate) fn arrow_fail(what: &str, e: ArrowError) -> Fail {
     match e {
         ArrowError::IoError(_, io) => io_fail(what, io),
         ArrowError::ExternalError(inner) => match inner.downcast::<std::io::Error>() {
@@ -174,7 +174,7 @@ async fn scan(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), Fail> {
         scan = scan.with_read_ahead_bytes(n.saturating_mul(1 << 20));
     }
     if let Some(r) = &args.row_ids {
-        let ranges = paimon_kernel::evolution::row_range::parse_row_ranges(r)
+        let ranges = paimon_kernel::spec::row_range::parse_row_ranges(r)
             .map_err(|e| format!("--row-ids: {e}"))?;
         scan = scan.with_row_ranges(ranges);
     }
@@ -207,7 +207,7 @@ async fn scan(args: ScanArgs, json: bool, io_stats: bool) -> Result<(), Fail> {
 
 /// The writer of one output format (one per run: the size difference does not matter).
 #[allow(clippy::large_enum_variant)]
-enum Writer<W: Write> {
+pub(crate) enum Writer<W: Write> {
     Arrow(arrow_ipc::writer::StreamWriter<W>),
     Jsonl(arrow_json::LineDelimitedWriter<W>),
     Csv(arrow_csv::Writer<W>),
@@ -216,7 +216,7 @@ enum Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
-    fn new(format: Format, out: W, schema: &SchemaRef) -> Result<Self, ArrowError> {
+    pub(crate) fn new(format: Format, out: W, schema: &SchemaRef) -> Result<Self, ArrowError> {
         Ok(match format {
             Format::Arrow => Writer::Arrow(arrow_ipc::writer::StreamWriter::try_new(out, schema)?),
             Format::Jsonl => Writer::Jsonl(
@@ -232,7 +232,7 @@ impl<W: Write> Writer<W> {
         })
     }
 
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
         match self {
             Writer::Arrow(w) => w.write(batch),
             Writer::Jsonl(w) => w.write(&json_safe(batch)?),
@@ -245,7 +245,7 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    fn finish(self) -> Result<(), ArrowError> {
+    pub(crate) fn finish(self) -> Result<(), ArrowError> {
         match self {
             Writer::Arrow(mut w) => {
                 w.finish()?;
@@ -394,7 +394,7 @@ const PAGE_ROWS: usize = 1000;
 
 /// Human table output: pages of at most [`PAGE_ROWS`] rows; columns that do not fit the width
 /// (`$COLUMNS`, else 120) go to further tables of the same rows.
-struct TableWriter<W: Write> {
+pub(crate) struct TableWriter<W: Write> {
     out: W,
     headers: Vec<String>,
     rows: Vec<Vec<String>>,

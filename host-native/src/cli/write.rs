@@ -116,7 +116,7 @@ pub(crate) async fn write(a: WriteArgs, json: bool) -> Result<(), String> {
     let mut schema = (*writer.input_schema()).clone();
     let mut fields: Vec<_> = schema.fields().iter().cloned().collect();
     fields.push(std::sync::Arc::new(arrow_schema::Field::new(
-        paimon_kernel::write::table_write::ROW_KIND_COLUMN,
+        paimon_kernel::spec::special_fields::ROW_KIND_COLUMN,
         arrow_schema::DataType::Utf8,
         true,
     )));
@@ -280,13 +280,14 @@ fn compaction_note(compacted: usize) -> String {
     }
 }
 
-/// Write `messages` in the commit-message file form to `path` (`-`: stdout).
-fn write_messages(
+/// Write `messages` in the commit-message file form to `path` (`-`: stdout) for `write
+/// --prepare-only` and `compact --prepare-only`.
+pub(crate) fn write_messages(
     path: &str,
     messages: &[paimon_kernel::commit::CommitMessage],
 ) -> Result<(), paimon_native::Error> {
     let bytes = paimon_kernel::commit::serializer::encode_file(messages)
-        .map_err(|e| paimon_native::Error::kernel("write --prepare-only", e))?;
+        .map_err(|e| paimon_native::Error::kernel("--prepare-only", e))?;
     let written = if path == "-" {
         std::io::Write::write_all(&mut std::io::stdout().lock(), &bytes)
     } else {
@@ -294,7 +295,7 @@ fn write_messages(
     };
     written.map_err(|e| {
         paimon_native::Error::kernel(
-            "write --prepare-only",
+            "--prepare-only",
             paimon_kernel::Error::io(path, paimon_kernel::io::IoErrorKind::Other, e.to_string()),
         )
     })

@@ -2,8 +2,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::join_all;
-use object_store::ObjectStore;
 use object_store::memory::InMemory;
+use object_store::{ObjectStore, ObjectStoreExt};
 use paimon_kernel::io::Io;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -176,8 +176,11 @@ impl ObjectStore for ReverseDelayStore {
         tokio::time::sleep(Duration::from_millis(10u64.saturating_sub(n) * 10)).await;
         self.0.get_opts(location, options).await
     }
-    async fn delete(&self, location: &Path) -> object_store::Result<()> {
-        self.0.delete(location).await
+    fn delete_stream(
+        &self,
+        locations: futures::stream::BoxStream<'static, object_store::Result<Path>>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<Path>> {
+        self.0.delete_stream(locations)
     }
     fn list(
         &self,
@@ -191,11 +194,13 @@ impl ObjectStore for ReverseDelayStore {
     ) -> object_store::Result<object_store::ListResult> {
         self.0.list_with_delimiter(prefix).await
     }
-    async fn copy(&self, from: &Path, to: &Path) -> object_store::Result<()> {
-        self.0.copy(from, to).await
-    }
-    async fn copy_if_not_exists(&self, from: &Path, to: &Path) -> object_store::Result<()> {
-        self.0.copy_if_not_exists(from, to).await
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: object_store::CopyOptions,
+    ) -> object_store::Result<()> {
+        self.0.copy_opts(from, to, options).await
     }
 }
 
@@ -576,7 +581,14 @@ fn object_store_errors_are_mapped() {
             false,
             IoErrorKind::Other,
         ),
-        (E::NotImplemented, false, IoErrorKind::Unsupported),
+        (
+            E::NotImplemented {
+                operation: "put".into(),
+                implementer: "test".into(),
+            },
+            false,
+            IoErrorKind::Unsupported,
+        ),
         (
             E::NotSupported { source: src() },
             false,

@@ -4,31 +4,15 @@
 //! tables, and pypaimon reading an altered table (when its venv is installed).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use paimon_kernel::canonical;
+use paimon_kernel::schema::alter::SchemaChange;
 use paimon_kernel::spec::DataType;
-use paimon_kernel::write::alter::SchemaChange;
 use paimon_native::Table;
 use serde_json::{Value, json};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// Run; stdout on success, a panic with stderr otherwise.
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use crate::common::{create, ok, run, write};
 
 /// Run expecting a failure; its stderr.
 fn fails(args: &[&str]) -> String {
@@ -39,27 +23,6 @@ fn fails(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8(out.stderr).unwrap()
-}
-
-fn create(dir: &Path, name: &str, schema: Value) -> String {
-    let loc = dir.join(name);
-    let file = dir.join(format!("{name}.schema.json"));
-    std::fs::write(&file, schema.to_string()).unwrap();
-    ok(&[
-        "create",
-        loc.to_str().unwrap(),
-        "--schema",
-        file.to_str().unwrap(),
-    ]);
-    loc.to_str().unwrap().to_owned()
-}
-
-/// Write JSON rows with the `write` command (one snapshot).
-fn write(table: &str, rows: &[Value]) {
-    let file = PathBuf::from(format!("{table}.input.jsonl"));
-    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    ok(&["write", table, "--input", file.to_str().unwrap()]);
 }
 
 /// `scan --format jsonl` with `extra` flags, rows sorted by their text.
@@ -234,7 +197,7 @@ async fn every_kind_of_change_through_the_library() {
                 name: "w".into(),
                 data_type: ty("STRING"),
                 description: Some("added".into()),
-                position: Some(paimon_kernel::write::alter::ColumnMove::After("v".into())),
+                position: Some(paimon_kernel::schema::alter::ColumnMove::After("v".into())),
             },
             SchemaChange::set_option("snapshot.num-retained.max", "10"),
         ])
@@ -322,7 +285,8 @@ async fn rejected_changes_name_what_breaks_a_rule_and_write_nothing() {
         assert!(e.contains(needle), "{args:?}: {e}");
     }
     assert_eq!(schema_id(&t), 0);
-    // Allowed by Paimon, but this reader cannot convert the old files: unsupported.
+    // Allowed by Java Paimon 2.0 (`TimestampToStringCastRule`): the old file reads as Java's
+    // text of the timestamp.
     let ts = create(
         dir.path(),
         "ts",
@@ -330,18 +294,22 @@ async fn rejected_changes_name_what_breaks_a_rule_and_write_nothing() {
     );
     write(&ts, &[json!({"t": "2024-01-02T03:04:05.006"})]);
     let table = Table::open(&ts).await.unwrap();
+    // Refused by Java (no cast rule from TIMESTAMP to BOOLEAN): nothing is written.
     let e = table
-        .alter(vec![SchemaChange::update_column_type("t", ty("STRING"))])
+        .alter(vec![SchemaChange::update_column_type("t", ty("BOOLEAN"))])
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            e.as_kernel(),
-            Some(paimon_kernel::Error::Unsupported { .. })
-        ),
-        "{e}"
+    assert!(e.to_string().contains("BOOLEAN"), "{e}");
+    assert_eq!(schema_id(&ts), 0);
+    table
+        .alter(vec![SchemaChange::update_column_type("t", ty("STRING"))])
+        .await
+        .unwrap();
+    assert_eq!(schema_id(&ts), 1);
+    assert_eq!(
+        scan(&ts, &[]),
+        vec![json!({"t": "2024-01-02 03:04:05.006"})]
     );
-    assert!(e.to_string().contains("from TIMESTAMP(3) to STRING"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,56 +1,22 @@
 //! Compaction of append tables with deletion vectors (`paimon_native::compact_append::run`):
 //! tables written and deleted from (`delete --where`) by us, then compacted. After each
-//! compaction the rows read back equal a model (ours, and Java 1.4.2's through
+//! compaction the rows read back equal a model (ours, and Java 2.0.0's through
 //! java-check's `read` when installed), the vectors of the compacted files are gone from
 //! the latest index manifest, the files not compacted keep theirs (same positions), and every
 //! vector in the index belongs to a live data file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use paimon_kernel::canonical;
+use crate::common::{create, java_read_lines, ok, table_rows, write};
+use crate::oracle::sorted_strings;
 use paimon_kernel::format::deletion_vector::decode_deletion_vector_index;
 use paimon_kernel::scan::planner::read_index_entries;
+use paimon_kernel::schema::alter::SchemaChange;
 use paimon_kernel::spec::{CommitKind, FileKind, IndexManifestEntry};
-use paimon_kernel::write::alter::SchemaChange;
 use paimon_native::Table;
 use paimon_native::compact_append::{AppendCompactOptions, AppendCompactReport, plan, run};
 use serde_json::{Value, json};
-
-fn ok(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn create(dir: &Path, name: &str, schema: Value) -> String {
-    let loc = dir.join(name);
-    let file = dir.join(format!("{name}.schema.json"));
-    std::fs::write(&file, schema.to_string()).unwrap();
-    ok(&[
-        "create",
-        loc.to_str().unwrap(),
-        "--schema",
-        file.to_str().unwrap(),
-    ]);
-    loc.to_str().unwrap().to_owned()
-}
-
-/// Write JSON rows with the `write` command (one snapshot).
-fn write(table: &str, rows: &[Value]) {
-    let file = PathBuf::from(format!("{table}.input.jsonl"));
-    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    ok(&["write", table, "--input", file.to_str().unwrap()]);
-}
 
 /// Delete with the `delete --where` command.
 fn delete(table: &str, filter: &str) {
@@ -73,42 +39,6 @@ fn schema(bucket: &str, options: Value) -> Value {
         {"name": "id", "type": "INT"}, {"name": "p", "type": "STRING"},
         {"name": "v", "type": "STRING"}],
       "partitionKeys": ["p"], "options": o})
-}
-
-fn model_rows(model: &[Value]) -> Vec<String> {
-    let mut rows: Vec<String> = model.iter().map(|r| r.to_string()).collect();
-    rows.sort();
-    rows
-}
-
-async fn our_rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    let mut rows: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(Value::to_string)
-        .collect();
-    rows.sort();
-    rows
-}
-
-/// Java 1.4.2's rows (sorted canonical JSON lines); `None` when the checker is not installed.
-fn java_rows(dir: &str) -> Option<Vec<String>> {
-    let read = crate::oracle::java_check("read")?;
-    let out = Command::new(&read).arg(dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "Java 1.4.2 cannot read {dir}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(str::to_string)
-        .collect();
-    lines.sort();
-    Some(lines)
 }
 
 /// Live data files: name → (partition JSON, bucket, file size, row count).
@@ -230,8 +160,8 @@ async fn compact_and_check(
     let files_before = live_files(&table).await;
     let dvs_before = live_dvs(&table, loc, bucketed).await;
     assert_eq!(
-        our_rows(&table).await,
-        model_rows(model),
+        table_rows(&table).await,
+        sorted_strings(model),
         "before compaction"
     );
     let planned = plan(&table, full).await.unwrap();
@@ -293,12 +223,12 @@ async fn compact_and_check(
         assert!(files_after.contains_key(f), "vector of dead file {f}");
     }
     assert_eq!(
-        our_rows(&table).await,
-        model_rows(model),
+        table_rows(&table).await,
+        sorted_strings(model),
         "after compaction"
     );
-    if let Some(java) = java_rows(loc) {
-        assert_eq!(java, model_rows(model), "Java 1.4.2 after compaction");
+    if let Some(java) = java_read_lines(loc) {
+        assert_eq!(java, sorted_strings(model), "Java 2.0.0 after compaction");
     }
     (report, compacted)
 }
@@ -516,9 +446,13 @@ async fn fixed_bucket_compaction_rewrites_the_bucket_index_file() {
     let table = Table::open(&loc).await.unwrap();
     assert_eq!(live_dvs(&table, &loc, true).await.len(), 1);
     assert_eq!(index_entries(&table).await.len(), 4);
-    assert_eq!(our_rows(&table).await, model_rows(&model));
-    if let Some(java) = java_rows(&loc) {
-        assert_eq!(java, model_rows(&model), "Java 1.4.2 after the last delete");
+    assert_eq!(table_rows(&table).await, sorted_strings(&model));
+    if let Some(java) = java_read_lines(&loc) {
+        assert_eq!(
+            java,
+            sorted_strings(&model),
+            "Java 2.0.0 after the last delete"
+        );
     }
 }
 
@@ -542,8 +476,8 @@ async fn cli_compacts_a_table_with_deletion_vectors() {
     let table = Table::open(&loc).await.unwrap();
     assert!(index_entries(&table).await.is_empty());
     assert_eq!(live_files(&table).await.len(), 1);
-    assert_eq!(our_rows(&table).await, model_rows(&model));
-    if let Some(java) = java_rows(&loc) {
-        assert_eq!(java, model_rows(&model));
+    assert_eq!(table_rows(&table).await, sorted_strings(&model));
+    if let Some(java) = java_read_lines(&loc) {
+        assert_eq!(java, sorted_strings(&model));
     }
 }

@@ -118,7 +118,7 @@ async fn rows_at(table: &Table, snapshot: Option<i64>, tag: Option<&str>) -> Vec
     out
 }
 
-/// When java-check is installed ([`crate::oracle::java_check`]): Java Paimon 1.4.2 reads every
+/// When java-check is installed ([`crate::oracle::java_check`]): Java Paimon 2.0.0 reads every
 /// remaining snapshot and tag with our rows.
 async fn java_agrees(dir: &Path, table: &Table) {
     let Some(read) = crate::oracle::java_check("read") else {

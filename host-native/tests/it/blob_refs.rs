@@ -1,6 +1,6 @@
 //! BLOB values given as file references (serialized blob descriptors, as Java's engines take
 //! them): the bytes they point at are copied into `.blob` files and managed packs by streamed,
-//! multipart writes, checked against the source bytes, pypaimon 2.1 and Java 1.4.2 (which
+//! multipart writes, checked against the source bytes, pypaimon 2.1 and Java 2.0.0 (which
 //! read data-evolution blob tables); references to missing objects or past an object's end are
 //! rejected before anything is written.
 
@@ -135,7 +135,7 @@ async fn references_are_copied_into_data_evolution_blob_files() {
         assert_eq!(py, ours, "pypaimon reads the copied blobs");
     }
     if let Some(java) = java_rows(&dir) {
-        assert_eq!(java, ours, "Java 1.4.2 reads the copied blobs");
+        assert_eq!(java, ours, "Java 2.0.0 reads the copied blobs");
     }
 }
 

@@ -3,7 +3,7 @@
 //! commit touched, the change from the state before to the state after (`+I`, `-U`/`+U`,
 //! `-D`); full compactions of `full-compaction` tables hold the change since the last full
 //! compaction. Checked against a model of each merge engine, by reading the changelog files
-//! the snapshots list, by our reads, and by Java Paimon 1.4.2 (java-check's `read`
+//! the snapshots list, by our reads, and by Java Paimon 2.0.0 (java-check's `read`
 //! when present: rows, and the changelog through `incremental-between` with
 //! `incremental-between-scan-mode = changelog`).
 
@@ -16,10 +16,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int8Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 use serde_json::Value;
+
+use crate::common::table_rows;
 
 /// (a, b) of a key.
 type State = BTreeMap<i64, (Option<i32>, Option<i32>)>;
@@ -120,7 +121,7 @@ fn schema_json(producer: &str, extra: &str) -> String {
     )
 }
 
-fn batch(ops: &[Op<'_>]) -> RecordBatch {
+pub(crate) fn batch(ops: &[Op<'_>]) -> RecordBatch {
     let cols: Vec<(&str, ArrayRef)> = vec![
         (
             "k",
@@ -158,17 +159,6 @@ fn state_rows(state: &State) -> Vec<String> {
     let mut v: Vec<String> = state
         .iter()
         .map(|(k, (a, b))| serde_json::json!({"k": k, "a": a, "b": b}).to_string())
-        .collect();
-    v.sort();
-    v
-}
-
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    let mut v: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(Value::to_string)
         .collect();
     v.sort();
     v
@@ -280,7 +270,7 @@ async fn check_commit(
     what: &str,
 ) -> bool {
     let table = Table::open(dir.to_str().unwrap()).await.unwrap();
-    assert_eq!(rows(&table).await, state_rows(state), "{what}: rows");
+    assert_eq!(table_rows(&table).await, state_rows(state), "{what}: rows");
     let now = changelog_files(dir);
     let new: BTreeSet<String> = now.difference(seen).cloned().collect();
     *seen = now;
@@ -544,11 +534,11 @@ async fn a_conflicting_level0_compaction_keeps_the_published_append() {
     want.insert(1, (Some(10), None));
     want.insert(2, (Some(20), None));
     want.insert(3, (Some(3), None));
-    assert_eq!(rows(&table).await, state_rows(&want));
+    assert_eq!(table_rows(&table).await, state_rows(&want));
     // A compaction finishes the lost work: level 0 goes up, the rows stay.
     table.compact(CompactOptions::default()).await.unwrap();
     let table = Table::open(&location).await.unwrap();
-    assert_eq!(rows(&table).await, state_rows(&want));
+    assert_eq!(table_rows(&table).await, state_rows(&want));
     let levels: BTreeSet<i32> = table
         .scan()
         .data_files()
@@ -602,7 +592,7 @@ async fn overwrite_and_write_only_write_no_changelog() {
     );
     let mut want = State::new();
     want.insert(2, (Some(2), None));
-    assert_eq!(rows(&table).await, state_rows(&want));
+    assert_eq!(table_rows(&table).await, state_rows(&want));
 
     let dir = tmp.path().join("w");
     let location = dir.to_str().unwrap().to_owned();

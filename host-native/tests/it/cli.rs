@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
+
+use crate::common::run;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
@@ -30,13 +31,6 @@ fn table_dir(name: &str) -> PathBuf {
 fn expected(name: &str) -> Value {
     let text = std::fs::read_to_string(corpus().join(format!("{name}.expected.json"))).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// Run and parse stdout as JSON; a failure message on a non-zero exit.
@@ -180,20 +174,8 @@ fn files_json_matches_expected() {
 
 /// A copy of a corpus table in a fresh temporary directory.
 fn copy_table(name: &str) -> tempfile::TempDir {
-    fn copy_dir(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let target = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy_dir(&e.path(), &target);
-            } else {
-                std::fs::copy(e.path(), target).unwrap();
-            }
-        }
-    }
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&table_dir(name), tmp.path());
+    crate::copy_dir(&table_dir(name), tmp.path());
     tmp
 }
 

@@ -2,20 +2,14 @@
 //! corpus tables, checked against the expected `latest-with-row-id` reads.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::common::run;
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn with_row_id_rows(table: &str) -> Vec<Value> {

@@ -1,9 +1,10 @@
 //! Primary-key compaction (`Table::compact`, `Table::plan_compaction`, the `compact` and
 //! `plan-compaction` commands): every primary-key table of the corpus (copied to a temp
 //! dir) reads its expected rows after a full and after a normal compaction, and Java Paimon
-//! 1.4.2 (java-check's `read`, when installed: `oracle::java_check`) reads what we read;
+//! 2.0.0 (java-check's `read`, when installed: `oracle::java_check`) reads what we read;
 //! write / compact sequences; a compaction racing writers.
 
+use crate::common::table_rows;
 use crate::copy_dir;
 use crate::oracle::{java_rows, sorted_strings};
 use std::collections::BTreeMap;
@@ -13,18 +14,12 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables")
-}
-
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    sorted_strings(&canonical::batches_rows(&batches).unwrap())
 }
 
 fn expected_rows(name: &str) -> Vec<String> {
@@ -72,7 +67,7 @@ async fn corpus_primary_key_tables_read_the_same_after_compaction() {
                 .await
                 .unwrap_or_else(|e| panic!("{name} (full {full}): {e}"));
             let table = Table::open(dir.to_str().unwrap()).await.unwrap();
-            let got = rows(&table).await;
+            let got = table_rows(&table).await;
             if *name == "pk_first_row" {
                 // The pypaimon table is all level 0, which batch reads of first-row tables
                 // skip (its expected rows are empty); compaction moves every key up.
@@ -246,7 +241,7 @@ async fn write_compact_write_compact_deduplicate() {
     // output is the max level and deletes are dropped.
     assert!(report.snapshot.is_some());
     assert_eq!(report.buckets.len(), 2);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     assert_eq!(
         levels(&table).await.keys().copied().collect::<Vec<_>>(),
         vec![2]
@@ -270,7 +265,7 @@ async fn write_compact_write_compact_deduplicate() {
         model.insert(k, format!("c{k}"));
     }
     model.remove(&20);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     let report = table
         .compact(CompactOptions {
             full: true,
@@ -279,7 +274,7 @@ async fn write_compact_write_compact_deduplicate() {
         .await
         .unwrap();
     assert!(report.snapshot.is_some());
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     assert_eq!(
         levels(&table).await.keys().copied().collect::<Vec<_>>(),
         vec![2]
@@ -342,7 +337,7 @@ async fn partial_compaction_keeps_deletes_above_older_levels() {
         .collect();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].file.delete_row_count, Some(5));
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     if let Some(java) = java_rows(&loc) {
         assert_eq!(java, model_rows(&model));
     }
@@ -373,7 +368,7 @@ async fn first_row_writes_compact_level0_and_drop_keys_of_higher_levels() {
         for k in &keys {
             model.entry(*k).or_insert(format!("{tag}{k}"));
         }
-        assert_eq!(rows(&table).await, model_rows(&model), "after {tag}");
+        assert_eq!(table_rows(&table).await, model_rows(&model), "after {tag}");
         // Keys of higher levels were dropped from each compaction's output: no key is in
         // two files, nothing is left at level 0.
         assert_eq!(
@@ -397,7 +392,7 @@ async fn first_row_writes_compact_level0_and_drop_keys_of_higher_levels() {
         })
         .await
         .unwrap();
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     assert_eq!(
         levels(&table).await.keys().copied().collect::<Vec<_>>(),
         vec![5]
@@ -424,7 +419,7 @@ async fn aggregation_and_partial_update_compact_through_their_merge() {
         for round in 0..3 {
             write_commit(&table, &kv_batch(&keys, &format!("r{round}-"), None)).await;
         }
-        let before = rows(&table).await;
+        let before = table_rows(&table).await;
         table
             .compact(CompactOptions {
                 full: true,
@@ -432,7 +427,7 @@ async fn aggregation_and_partial_update_compact_through_their_merge() {
             })
             .await
             .unwrap();
-        let after = rows(&table).await;
+        let after = table_rows(&table).await;
         assert_eq!(before, after, "{engine}");
         // Sums: n = 3k for aggregation; partial update keeps the last non-null values.
         let first: Value = serde_json::from_str(&after[1]).unwrap();
@@ -450,14 +445,14 @@ async fn aggregation_and_partial_update_compact_through_their_merge() {
             })
             .await
             .unwrap();
-        let last: Value = serde_json::from_str(&rows(&table).await[1]).unwrap();
+        let last: Value = serde_json::from_str(&table_rows(&table).await[1]).unwrap();
         if engine == "aggregation" {
             assert_eq!(last["n"], 4);
         } else {
             assert_eq!(last["v"], "x1");
         }
         if let Some(java) = java_rows(&loc) {
-            assert_eq!(java, rows(&table).await, "{engine}");
+            assert_eq!(java, table_rows(&table).await, "{engine}");
         }
     }
 }
@@ -514,7 +509,11 @@ async fn compaction_racing_writers_loses_nothing() {
                 ),
             }
         }
-        assert_eq!(rows(&table).await, model_rows(&model), "round {round}");
+        assert_eq!(
+            table_rows(&table).await,
+            model_rows(&model),
+            "round {round}"
+        );
     }
     // No output of a failed compaction is left behind: every data file on disk is named
     // by some snapshot.
@@ -616,7 +615,11 @@ async fn deletion_vector_compaction_racing_writers_loses_nothing() {
         // left there.
         table.compact(CompactOptions::default()).await.unwrap();
         assert!(!levels(&table).await.contains_key(&0), "round {round}");
-        assert_eq!(rows(&table).await, model_rows(&model), "round {round}");
+        assert_eq!(
+            table_rows(&table).await,
+            model_rows(&model),
+            "round {round}"
+        );
         if let Some(java) = java_rows(&loc) {
             assert_eq!(java, model_rows(&model), "round {round}: Java");
         }

@@ -1,54 +1,20 @@
 //! Compaction of row-tracking append tables without data evolution (`row-tracking.enabled`,
 //! `bucket` = -1): tables created, written and deleted from with the CLI, compacted with
 //! `paimon-kernel compact`. Every row keeps its `_ROW_ID` and `_SEQUENCE_NUMBER` (read by us
-//! and by Java 1.4.2 through java-check's `read --columns ...,_ROW_ID,_SEQUENCE_NUMBER`
+//! and by Java 2.0.0 through java-check's `read --columns ...,_ROW_ID,_SEQUENCE_NUMBER`
 //! when installed), the outputs are laid out as Java's compactors write them (the table's
 //! columns, then `_ROW_ID` and `_SEQUENCE_NUMBER`; `write_cols` naming them; no
 //! `first_row_id`), the commit assigns no row ids and later writes continue at `nextRowId`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use paimon_kernel::canonical;
 use paimon_kernel::spec::{CommitKind, FileSource};
 use paimon_native::Table;
 use serde_json::{Value, json};
 
+use crate::common::{create, ok, write};
 use crate::oracle::java_rows_with;
-
-fn ok(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn create(dir: &Path, name: &str, schema: Value) -> String {
-    let loc = dir.join(name);
-    let file = dir.join(format!("{name}.schema.json"));
-    std::fs::write(&file, schema.to_string()).unwrap();
-    ok(&[
-        "create",
-        loc.to_str().unwrap(),
-        "--schema",
-        file.to_str().unwrap(),
-    ]);
-    loc.to_str().unwrap().to_owned()
-}
-
-/// Write JSON rows with the `write` command (one snapshot).
-fn write(table: &str, rows: &[Value]) {
-    let file = PathBuf::from(format!("{table}.input.jsonl"));
-    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    ok(&["write", table, "--input", file.to_str().unwrap()]);
-}
 
 /// `paimon-kernel compact TABLE --json`.
 fn compact(table: &str) -> Value {
@@ -85,12 +51,12 @@ async fn our_rows(table: &Table, columns: &[String]) -> Vec<String> {
     rows
 }
 
-/// Java 1.4.2 reads the same rows, row ids and sequence numbers (skipped without the checker).
+/// Java 2.0.0 reads the same rows, row ids and sequence numbers (skipped without the checker).
 fn check_java(loc: &str, columns: &[String], ours: &[String]) {
     let cols = columns.join(",");
     match java_rows_with(Path::new(loc), &["--columns", &cols]) {
         None => eprintln!("java-check not installed: Java read of {loc} skipped"),
-        Some(java) => assert_eq!(java, ours, "Java 1.4.2 reads {loc} differently"),
+        Some(java) => assert_eq!(java, ours, "Java 2.0.0 reads {loc} differently"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! key outside the primary key), as Java's global index: a key lives in one partition of the
 //! whole table; `deduplicate` moves it to the partition of its newest row, `partial-update`
 //! and `aggregation` merge later rows into the partition it was first written to. Each write
-//! bootstraps the index from the table's data. Checked against a model and Java Paimon 1.4.2
+//! bootstraps the index from the table's data. Checked against a model and Java Paimon 2.0.0
 //! (see [`crate::oracle`]).
 
 use crate::oracle::{java_rows, sorted_strings};
@@ -93,7 +93,7 @@ fn model_rows(model: &Model) -> Vec<String> {
 async fn check(loc: &Path, model: &Model, what: &str) {
     assert_eq!(rows(loc).await, model_rows(model), "{what}: our read");
     if let Some(java) = java_rows(loc) {
-        assert_eq!(java, model_rows(model), "{what}: Java 1.4.2");
+        assert_eq!(java, model_rows(model), "{what}: Java 2.0.0");
     }
 }
 

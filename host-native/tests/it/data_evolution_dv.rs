@@ -1,9 +1,9 @@
 //! Data-evolution tables with deletion vectors: writes, deletes (vectors keyed by each
 //! row-id group's anchor), column updates and compactions (the anchors' vectors move to the
-//! outputs). After every step our rows with `_ROW_ID` equal a model, and pypaimon reads the
-//! final table as the model (when its venv is installed). Java 1.4.2 refuses these tables
-//! ("Data evolution config must disabled with deletion-vectors.enabled"); Java 2.0 (#12,
-//! blocked) is the release that reads and compacts them.
+//! outputs). After every step our rows with `_ROW_ID` equal a model, and pypaimon and Java
+//! Paimon 2.0.0 read the final table as the model (when installed), Java with `_ROW_ID` too.
+//! (Java 1.4.2 refused these tables: "Data evolution config must disabled with
+//! deletion-vectors.enabled".)
 
 use std::path::Path;
 
@@ -50,6 +50,13 @@ fn data_files(loc: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Java 2.0.0 reads `columns` of `loc` as `want` (sorted canonical JSON lines), when installed.
+fn check_java(loc: &str, columns: &str, want: &[String], what: &str) {
+    if let Some(java) = crate::oracle::java_rows_with(Path::new(loc), &["--columns", columns]) {
+        assert_eq!(java, want, "Java 2.0.0: {what}");
+    }
 }
 
 fn check(loc: &str, model: &[Value], step: &str) {
@@ -150,6 +157,12 @@ async fn deletes_updates_and_compactions_keep_row_ids_and_deletions() {
         "one file left: nothing to compact"
     );
     check_pypaimon(dir.path(), name, &plain(&model));
+    check_java(
+        &loc,
+        "_ROW_ID,id,name,v",
+        &model_rows(&model),
+        "the last compaction",
+    );
 }
 
 /// The corpus' data-evolution tables with deletion vectors (written by pypaimon: deletes by
@@ -192,6 +205,7 @@ async fn corpus_tables_with_deletion_vectors_compact() {
         assert!(out.contains("compacted into snapshot"), "{name}: {out}");
         assert_eq!(ours(loc), want, "{name} after the compaction");
         assert_eq!(live_dvs(loc, false).await.len(), 1, "{name}");
+        check_java(loc, columns, &want, name);
     }
 }
 
@@ -267,6 +281,9 @@ async fn materializing_compaction_drops_deleted_rows_and_renumbers() {
     assert_eq!(ids, model_ids);
     assert_eq!(model_rows(&canonical), model_rows(&canonical_before));
     check_pypaimon(dir.path(), name, &canonical);
+    if let Some(java) = crate::oracle::java_rows(Path::new(&loc)) {
+        assert_eq!(java, model_rows(&canonical), "Java 2.0.0 after renumbering");
+    }
 }
 
 /// Every row of the latest snapshot, as canonical JSON values.

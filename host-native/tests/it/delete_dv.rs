@@ -1,7 +1,7 @@
 //! `Table::delete_where` / `delete` on append tables with `deletion-vectors.enabled`: deletes
 //! write deletion-vector index files (bucket-unaware: per data file, rewriting the other DVs
 //! of a touched index file; fixed bucket: one replaced index file per bucket). Rows read back
-//! equal a model after every delete, as read by us, by Java 1.4.2 (java-check's `read`,
+//! equal a model after every delete, as read by us, by Java 2.0.0 (java-check's `read`,
 //! when installed) and by pypaimon (when its venv is installed); the index manifest holds one
 //! DV per data file with the model's deleted positions; races are commit conflicts.
 
@@ -9,13 +9,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use paimon_kernel::canonical;
 use paimon_kernel::format::deletion_vector::decode_deletion_vector_index;
 use paimon_kernel::scan::planner::read_index_entries;
 use paimon_kernel::spec::FileKind;
-use paimon_kernel::write::deletion_vectors::dv_delete_machine;
+use paimon_kernel::write::append::deletion_vectors::dv_delete_machine;
 use paimon_native::Table;
 use serde_json::{Value, json};
+
+use crate::common::{java_read_lines, table_rows};
 
 pub(crate) fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
@@ -72,40 +73,13 @@ fn row(id: i64, p: &str) -> Value {
 
 /// Our rows of the latest snapshot as sorted canonical JSON lines.
 async fn our_rows(loc: &str) -> Vec<String> {
-    let table = Table::open(loc).await.unwrap();
-    let mut rows = Vec::new();
-    for b in table.scan().to_batches().await.unwrap() {
-        for r in canonical::rows(&b).unwrap() {
-            rows.push(serde_json::to_string(&r).unwrap());
-        }
-    }
-    rows.sort();
-    rows
+    table_rows(&Table::open(loc).await.unwrap()).await
 }
 
 pub(crate) fn model_rows(model: &[Value]) -> Vec<String> {
     let mut rows: Vec<String> = model.iter().map(|r| r.to_string()).collect();
     rows.sort();
     rows
-}
-
-/// Java 1.4.2's rows (sorted canonical JSON lines); `None` when the checker is not installed.
-fn java_rows(dir: &str) -> Option<Vec<String>> {
-    let read = crate::oracle::java_check("read")?;
-    let out = Command::new(&read).arg(dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "Java 1.4.2 cannot read {dir}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(str::to_string)
-        .collect();
-    lines.sort();
-    Some(lines)
 }
 
 fn pypaimon_python() -> Option<PathBuf> {
@@ -252,8 +226,8 @@ async fn deletes_follow_the_model(bucket: &str) {
         let dvs = live_dvs(&loc, bucketed).await;
         let deleted_total: usize = dvs.values().map(Vec::len).sum();
         assert_eq!(deleted_total, written - model.len(), "after {filter}");
-        if let Some(java) = java_rows(&loc) {
-            assert_eq!(java, model_rows(&model), "Java 1.4.2 after {filter}");
+        if let Some(java) = java_read_lines(&loc) {
+            assert_eq!(java, model_rows(&model), "Java 2.0.0 after {filter}");
         }
     }
     // No match: nothing is committed.
@@ -367,7 +341,7 @@ async fn overwrite_drops_the_deletion_vectors_of_the_partition() {
     assert_eq!(delete(&loc, "id = 3").await, 1);
     let expected = model_rows(&[row(10, "a"), row(5, "b")]);
     assert_eq!(our_rows(&loc).await, expected);
-    if let Some(java) = java_rows(&loc) {
+    if let Some(java) = java_read_lines(&loc) {
         assert_eq!(java, expected);
     }
 }

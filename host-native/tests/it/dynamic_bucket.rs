@@ -12,9 +12,9 @@ use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
 use paimon_kernel::canonical;
+use paimon_kernel::encode::row::binary_row_at;
 use paimon_kernel::write::bucket::bucket_hash;
-use paimon_kernel::write::dynamic_bucket::decode_hash_index;
-use paimon_kernel::write::row::binary_row_at;
+use paimon_kernel::write::kv::dynamic_bucket::decode_hash_index;
 use paimon_native::Table;
 use serde_json::{Value, json};
 

@@ -4,13 +4,14 @@
 //! expired. Every data file lands in the external directories (none in the table's bucket
 //! directories) with its full path as `_EXTERNAL_PATH`, both directories take files, expire
 //! deletes the external files no snapshot needs, an aborted write deletes its external files,
-//! and our reader, Java Paimon 1.4.2 (java-check's `read`, when present) and pypaimon
+//! and our reader, Java Paimon 2.0.0 (java-check's `read`, when present) and pypaimon
 //! (its venv, when installed) read the model rows. Also: postpone-bucket tables and their
 //! compaction, `changelog-producer = input` changelog files, data-evolution updates, `.blob`
 //! files and compaction, deletion-vector writes, remove-orphans over the roots, strategy
 //! `entropy-inject` (hash directories below the bucket directories), and the refusal of bad
 //! options.
 
+use crate::common::table_rows;
 use crate::oracle::{java_rows, sorted_strings};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -19,7 +20,6 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
 use paimon_kernel::maintenance::ExpireConfig;
 use paimon_kernel::write::external::entropy_dirs;
 use paimon_native::Table;
@@ -154,11 +154,6 @@ async fn write_commit(table: &Table, b: &RecordBatch) {
     table.new_commit(None).commit(messages).await.unwrap();
 }
 
-async fn our_rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
 fn json_rows(rows: impl IntoIterator<Item = (String, i64, String)>) -> Vec<String> {
     let rows: Vec<Value> = rows
         .into_iter()
@@ -284,8 +279,8 @@ for row in rb.new_read().to_arrow(splits).to_pylist():
 fn check_other_readers(d: &Dirs, model: &[String], what: &str) {
     match java_rows(&d.table) {
         Some(java) => {
-            assert_eq!(java, model, "{what}: Java 1.4.2 reads otherwise");
-            println!("{what}: Java 1.4.2 reads the {} model rows", model.len());
+            assert_eq!(java, model, "{what}: Java 2.0.0 reads otherwise");
+            println!("{what}: Java 2.0.0 reads the {} model rows", model.len());
         }
         None => println!("{what}: java-check not installed: Java read skipped"),
     }
@@ -336,7 +331,7 @@ async fn primary_key_table_writes_compacts_and_expires_in_external_paths() {
         live,
         "every written file is live before compaction"
     );
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 
     // A full compaction rewrites every bucket into the external roots.
     let report = table
@@ -351,7 +346,7 @@ async fn primary_key_table_writes_compacts_and_expires_in_external_paths() {
     // Rewritten files are new; a file only moved up a level keeps its path.
     let rewritten: BTreeSet<&PathBuf> = compacted.difference(&live).collect();
     assert!(rewritten.len() >= 2, "{rewritten:?}");
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 
     // Expire everything but the compacted snapshot: the external inputs are deleted.
     let out = table
@@ -360,7 +355,7 @@ async fn primary_key_table_writes_compacts_and_expires_in_external_paths() {
         .unwrap();
     assert!(!out.expired_snapshots.is_empty());
     assert_eq!(files_on_disk(&d), compacted, "only the live files remain");
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "primary-key table");
 }
 
@@ -382,7 +377,7 @@ async fn append_table_writes_compacts_and_expires_in_external_paths() {
     // Six commits, one file per partition each.
     assert_eq!(live.len(), 12);
     assert_eq!(files_on_disk(&d), live);
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 
     // An aborted write deletes its external files.
     let mut w = table.new_write().await.unwrap();
@@ -417,7 +412,7 @@ async fn append_table_writes_compacts_and_expires_in_external_paths() {
     let compacted = live_external_paths(&table, &d).await;
     assert_eq!(compacted.len(), 2, "{compacted:?}");
     assert!(compacted.is_disjoint(&live));
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 
     let out = table
         .expire_with(expire_all_but_latest(), now())
@@ -425,7 +420,7 @@ async fn append_table_writes_compacts_and_expires_in_external_paths() {
         .unwrap();
     assert!(!out.expired_snapshots.is_empty());
     assert_eq!(files_on_disk(&d), compacted, "only the live files remain");
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "append table");
 }
 
@@ -509,7 +504,7 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
         live.iter()
             .all(|f| !f.to_string_lossy().contains("postpone"))
     );
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "postpone-bucket table");
 
     // changelog-producer = input: the changelog files go to the roots too.
@@ -537,7 +532,7 @@ async fn postpone_bucket_and_changelog_files_go_to_external_paths() {
     let live = live_external_paths(&table, &d).await;
     assert_eq!(live.len(), 2);
     let expected = json_rows(rows.iter().map(|(p, k, v)| (p.to_string(), *k, v.clone())));
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "changelog-producer input table");
 }
 
@@ -568,7 +563,7 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
         "the inserts' files and the update's `v` file"
     );
     assert_eq!(files_on_disk(&d), live);
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     let report = table
         .compact(CompactOptions {
             full: true,
@@ -579,7 +574,7 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
     assert!(report.snapshot.is_some());
     let compacted = live_external_paths(&table, &d).await;
     assert!(compacted.difference(&live).count() >= 1, "{compacted:?}");
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "data-evolution table");
 
     // Deletion vectors: each write compacts level 0 before the commit; the outputs go to the
@@ -607,7 +602,7 @@ async fn data_evolution_updates_and_deletion_vector_writes_go_to_external_paths(
             .starts_with("index-")),
         "the deletion vectors are in the table's index directory"
     );
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "deletion-vector table");
 }
 
@@ -652,7 +647,7 @@ async fn remove_orphans_cleans_the_external_bucket_directories() {
     left.remove(&other);
     assert_eq!(left, live, "the live files stay");
     let expected = json_rows(rows.iter().map(|(p, k, v)| (p.to_string(), *k, v.clone())));
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -699,12 +694,12 @@ async fn blob_files_of_data_evolution_tables_go_to_external_paths() {
         .map(|e| local_of(e.file.external_path.as_deref().unwrap()))
         .collect();
     assert_eq!(on_disk, live);
-    let ours = our_rows(&table).await;
+    let ours = table_rows(&table).await;
     assert_eq!(ours.len(), 3);
     assert!(ours[0].contains(&hex_of(b"one")), "{ours:?}");
     if let Some(java) = java_rows(&d.table) {
-        assert_eq!(java, ours, "Java 1.4.2 reads otherwise");
-        println!("blob table: Java 1.4.2 reads our 3 rows");
+        assert_eq!(java, ours, "Java 2.0.0 reads otherwise");
+        println!("blob table: Java 2.0.0 reads our 3 rows");
     }
 }
 
@@ -781,7 +776,7 @@ async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
     let live = live_entropy_paths(&table, &d).await;
     assert_both_roots_used(&live, &d);
     assert_eq!(files_on_disk(&d), live);
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 
     let report = table
         .compact(CompactOptions {
@@ -793,7 +788,7 @@ async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
     assert!(report.snapshot.is_some());
     let compacted = live_entropy_paths(&table, &d).await;
     assert!(compacted.difference(&live).count() >= 2, "{compacted:?}");
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
 
     // Orphans below entropy directories are found; a file in a directory that is not
     // Java's entropy layout is not a candidate.
@@ -834,7 +829,7 @@ async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
         .unwrap();
     assert!(!out.expired_snapshots.is_empty());
     assert_eq!(files_on_disk(&d), compacted, "only the live files remain");
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "entropy-inject primary-key table");
 
     // An append table writing one file per partition in each of six commits (enough for a
@@ -870,6 +865,6 @@ async fn entropy_inject_writes_compacts_cleans_orphans_and_expires() {
         compacted.iter().all(|f| f.starts_with(&d.ext[1])),
         "{compacted:?}"
     );
-    assert_eq!(our_rows(&table).await, expected);
+    assert_eq!(table_rows(&table).await, expected);
     check_other_readers(&d, &expected, "entropy-inject append table");
 }

@@ -2,8 +2,9 @@
 //! runs are a small newest run, a large run in the middle and a small oldest run (level-0
 //! files moved up with upgrade-only commits, as Java commits them); a normal compaction
 //! leaves the large run in place, every row reads as before (the full merge), and Java
-//! Paimon 1.4.2 reads the compacted table (java-check's `read` when present).
+//! Paimon 2.0.0 reads the compacted table (java-check's `read` when present).
 
+use crate::common::table_rows;
 use crate::oracle::{java_rows, sorted_strings};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,16 +12,10 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
 use paimon_kernel::commit::message::{CommitMessage, CompactIncrement};
 use paimon_kernel::spec::{BinaryRow, DataFileMeta};
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
-
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
 
 async fn live_files(table: &Table) -> Vec<DataFileMeta> {
     let files = table.scan().data_files().await.unwrap().unwrap();
@@ -152,11 +147,11 @@ async fn plain_aggregation_and_partial_update_regroup_past_history() {
         ],
     )
     .await;
-    let before = rows(&table).await;
+    let before = table_rows(&table).await;
     assert!(before.contains(&r#"{"k":1,"n":1,"s":"x","b":true}"#.to_owned()));
     let (_, files_in) = compact_keeps_middle(&table).await;
     assert_eq!(files_in, 2);
-    assert_eq!(rows(&table).await, before);
+    assert_eq!(table_rows(&table).await, before);
     if let Some(java) = java_rows(&loc) {
         assert_eq!(java, before);
     }
@@ -195,10 +190,10 @@ async fn plain_aggregation_and_partial_update_regroup_past_history() {
         ],
     )
     .await;
-    let before = rows(&table).await;
+    let before = table_rows(&table).await;
     let (_, files_in) = compact_keeps_middle(&table).await;
     assert_eq!(files_in, 2);
-    assert_eq!(rows(&table).await, before);
+    assert_eq!(table_rows(&table).await, before);
     if let Some(java) = java_rows(&loc) {
         assert_eq!(java, before);
     }
@@ -244,7 +239,7 @@ async fn lookup_tables_compact_level0_above_history() {
     ];
     model.extend(filler.iter().map(|k| serde_json::json!({"k": k, "s": "m"})));
     let model = sorted_strings(&model);
-    assert_eq!(rows(&table).await, model);
+    assert_eq!(table_rows(&table).await, model);
     // The changelog of the compaction holds only the new key.
     assert_eq!(changelog(&loc), vec![(3, 0)]);
     if let Some(java) = java_rows(&loc) {
@@ -279,7 +274,7 @@ async fn lookup_tables_compact_level0_above_history() {
         ],
     )
     .await;
-    let before = rows(&table).await;
+    let before = table_rows(&table).await;
     let one: Vec<&String> = before
         .iter()
         .filter(|r| r.starts_with(r#"{"k":1,"#))
@@ -287,7 +282,7 @@ async fn lookup_tables_compact_level0_above_history() {
     assert_eq!(one, vec![r#"{"k":1,"s":"b","n":7}"#], "{}", before.len());
     let (_, files_in) = compact_keeps_middle(&table).await;
     assert_eq!(files_in, 1);
-    assert_eq!(rows(&table).await, before);
+    assert_eq!(table_rows(&table).await, before);
     // Changelog: -U/+U of key 1 (before: the nearest state), +I of key 3.
     assert_eq!(changelog(&loc), vec![(1, 1), (1, 2), (3, 0)]);
     if let Some(java) = java_rows(&loc) {

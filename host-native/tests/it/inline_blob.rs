@@ -1,9 +1,9 @@
 //! BLOB columns stored inline in the data file (`blob-descriptor-field`, `blob-view-field`;
-//! `paimon_kernel::write::inline_blob`): written as blob descriptors / view structs in the
+//! `paimon_kernel::blob::inline`): written as blob descriptors / view structs in the
 //! normal data file of data-evolution and primary-key tables, read back as the bytes the
 //! descriptors point at (a file outside the table) or as the view structs, through updates,
 //! deletes and compactions; raw bytes are refused naming the column and row, and nothing is
-//! committed. Java 1.4.2 (java-check's `read`) and pypaimon 2.1.0 read the tables too
+//! committed. Java 2.0.0 (java-check's `read`) and pypaimon 2.1.0 read the tables too
 //! where they can (see each test for what they say).
 
 use std::path::Path;
@@ -12,11 +12,12 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, LargeBinaryArray, RecordBatch};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
 use paimon_kernel::format::blob_descriptor::{BlobDescriptor, BlobViewStruct};
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 use serde_json::Value;
+
+use crate::common::{java_read_lines_result, java_read_lines_with, table_rows};
 
 /// The external file the descriptors point at: 4096 bytes, byte `i` = `i * 7 + 3`.
 fn source_bytes() -> Vec<u8> {
@@ -91,34 +92,6 @@ async fn read(
         }
     }
     out
-}
-
-/// Every row as canonical JSON (BLOBs as `{len, sha256, hex}`), sorted.
-async fn canonical_rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    let mut out: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(Value::to_string)
-        .collect();
-    out.sort();
-    out
-}
-
-fn java(dir: &str) -> Option<Result<Vec<String>, String>> {
-    let read = crate::oracle::java_check("read")?;
-    let out = std::process::Command::new(&read).arg(dir).output().unwrap();
-    if !out.status.success() {
-        return Some(Err(String::from_utf8_lossy(&out.stderr).into_owned()));
-    }
-    let mut lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(str::to_string)
-        .collect();
-    lines.sort();
-    Some(Ok(lines))
 }
 
 /// A data-evolution table with a descriptor column `d`, a view column `v` and a `.blob`
@@ -258,7 +231,7 @@ async fn data_evolution_table_with_inline_blob_columns() {
 
     // Compaction rewrites the normal files with the stored descriptors.
     let stored_before = read(&table, &["d", "v"], true).await;
-    let rows_before = canonical_rows(&table).await;
+    let rows_before = table_rows(&table).await;
     let report = table
         .compact(CompactOptions {
             full: true,
@@ -268,16 +241,19 @@ async fn data_evolution_table_with_inline_blob_columns() {
         .unwrap();
     assert!(report.snapshot.is_some(), "{report:?}");
     assert_eq!(read(&table, &["d", "v"], true).await, stored_before);
-    assert_eq!(canonical_rows(&table).await, rows_before);
+    assert_eq!(table_rows(&table).await, rows_before);
     assert_eq!(read(&table, &["d", "v", "b"], false).await, want);
 
-    // Java 1.4.2 knows `blob-descriptor-field` but not `blob-view-field` (a 2.0 option): it
-    // takes `v` for a `.blob` column and fails. pypaimon 2.1.0 resolves view structs against
-    // their upstream table (`db.upstream`, absent here) and fails too; both read the
-    // descriptor column (next test).
-    if let Some(java) = java(loc) {
-        let err = java.unwrap_err();
-        eprintln!("Java 1.4.2 on the data-evolution table with a view column: {err}");
+    // Java 2.0 resolves view structs against their upstream table (`db.upstream`, absent
+    // here) unless `blob-view.resolve.enabled` is false; then it returns them as stored, as we
+    // do. pypaimon 2.1.0 resolves them and fails; it reads the descriptor column (next test).
+    if let Some(java) = java_read_lines_with(loc, &["--option", "blob-view.resolve.enabled=false"])
+    {
+        assert_eq!(
+            java,
+            Ok(table_rows(&table).await),
+            "Java 2.0.0, views unresolved"
+        );
     }
     if let Some(py) = crate::oracle::pypaimon_rows_result(Path::new(loc)) {
         let err = py.unwrap_err();
@@ -285,7 +261,7 @@ async fn data_evolution_table_with_inline_blob_columns() {
     }
 }
 
-/// A data-evolution table with only a descriptor column besides a `.blob` column: Java 1.4.2
+/// A data-evolution table with only a descriptor column besides a `.blob` column: Java 2.0.0
 /// and pypaimon 2.1.0 resolve the descriptors as we do.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn descriptor_column_is_read_by_java_and_pypaimon() {
@@ -319,7 +295,7 @@ async fn descriptor_column_is_read_by_java_and_pypaimon() {
     let got = read(&table, &["d"], false).await;
     assert_eq!(got[&0], vec![Some(src[7..77].to_vec())]);
     assert_eq!(got[&2], vec![Some(src.clone())]);
-    check_oracles(loc, &canonical_rows(&table).await, "data-evolution");
+    check_oracles(loc, &table_rows(&table).await, "data-evolution");
     // An update of `d` (a normal file with `write_cols` = [d]), then a compaction.
     let update = batch(vec![
         ("_ROW_ID", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
@@ -330,7 +306,7 @@ async fn descriptor_column_is_read_by_java_and_pypaimon() {
         read(&table, &["d"], false).await[&1],
         vec![Some(src[1000..1005].to_vec())]
     );
-    check_oracles(loc, &canonical_rows(&table).await, "updated data-evolution");
+    check_oracles(loc, &table_rows(&table).await, "updated data-evolution");
     table
         .compact(CompactOptions {
             full: true,
@@ -338,20 +314,16 @@ async fn descriptor_column_is_read_by_java_and_pypaimon() {
         })
         .await
         .unwrap();
-    check_oracles(
-        loc,
-        &canonical_rows(&table).await,
-        "compacted data-evolution",
-    );
+    check_oracles(loc, &table_rows(&table).await, "compacted data-evolution");
 }
 
-/// Java 1.4.2's and pypaimon 2.1.0's rows of `loc` equal `ours` (where installed); what they
+/// Java 2.0.0's and pypaimon 2.1.0's rows of `loc` equal `ours` (where installed); what they
 /// say otherwise is printed and fails the test.
 fn check_oracles(loc: &str, ours: &[String], what: &str) {
-    match java(loc) {
+    match java_read_lines_result(loc) {
         None => {}
-        Some(Ok(rows)) => assert_eq!(rows, ours, "Java 1.4.2, {what}"),
-        Some(Err(e)) => panic!("Java 1.4.2 cannot read the {what} table: {e}"),
+        Some(Ok(rows)) => assert_eq!(rows, ours, "Java 2.0.0, {what}"),
+        Some(Err(e)) => panic!("Java 2.0.0 cannot read the {what} table: {e}"),
     }
     match crate::oracle::pypaimon_rows_result(Path::new(loc)) {
         None => {}
@@ -435,7 +407,7 @@ async fn primary_key_table_with_a_descriptor_column() {
             e.file
         );
     }
-    let rows_before = canonical_rows(&table).await;
+    let rows_before = table_rows(&table).await;
     table
         .compact(CompactOptions {
             full: true,
@@ -443,18 +415,17 @@ async fn primary_key_table_with_a_descriptor_column() {
         })
         .await
         .unwrap();
-    assert_eq!(canonical_rows(&table).await, rows_before);
+    assert_eq!(table_rows(&table).await, rows_before);
     assert_eq!(read(&table, &["d"], true).await, stored);
     // pypaimon 2.1.0 takes every value of a descriptor column for a descriptor (a view
     // struct fails it: "Invalid BlobDescriptor data: URI length exceeds data size"): check
-    // it without row 4. Java 1.4.2 opens no primary-key table with a BLOB column ("Data
-    // evolution config must enabled for table with BLOB type column.").
+    // it without row 4.
     table.delete_where("id = 4", None).await.unwrap();
-    let ours = canonical_rows(&table).await;
+    let ours = table_rows(&table).await;
     assert_eq!(ours.len(), 2);
-    if let Some(java) = java(loc) {
-        let err = java.unwrap_err();
-        assert!(err.contains("Data evolution config must enabled"), "{err}");
+    // Java 2.0 resolves the managed column and the descriptor column as we do.
+    if let Some(java) = java_read_lines_result(loc) {
+        assert_eq!(java, Ok(ours.clone()), "Java 2.0.0 reads otherwise");
     }
     // pypaimon 2.1.0 does not resolve managed BLOBs (it returns `m`'s pack descriptors):
     // compare the other columns.

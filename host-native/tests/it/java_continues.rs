@@ -1,9 +1,10 @@
 //! Java continues what we wrote and compacted: for each merge engine, two writes and a
 //! compaction of ours (normal, then full), read by us and pypaimon 2.1.0 (where its venv is
-//! installed), then Java Paimon 1.4.2 writes on top and compacts with its own strategy, and
+//! installed), then Java Paimon 2.0.0 writes on top and compacts with its own strategy, and
 //! our reader and Java's give the rows of a model of the engine; we compact again. The Java
 //! part runs where java-check is installed (`conformance/java-check/install.sh`).
 
+use crate::common::table_rows;
 use crate::oracle::{
     java_compact, java_rows, java_write, java_write_script, pypaimon_rows, sorted_strings,
 };
@@ -12,7 +13,6 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 use serde_json::{Value, json};
@@ -114,11 +114,6 @@ fn model_rows(model: &BTreeMap<i64, (Option<String>, Option<i64>)>) -> Vec<Strin
     sorted_strings(&rows)
 }
 
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
     let engines = [
@@ -175,7 +170,11 @@ async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
                 .await
                 .unwrap();
             let want = model_rows(&model);
-            assert_eq!(rows(&table).await, want, "{engine:?} full {full}: ours");
+            assert_eq!(
+                table_rows(&table).await,
+                want,
+                "{engine:?} full {full}: ours"
+            );
             if let Some(py) = pypaimon_rows(&dir) {
                 assert_eq!(py, want, "{engine:?} full {full}: pypaimon");
             }
@@ -204,7 +203,7 @@ async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
             let want = model_rows(&model);
             let table = Table::open(dir.to_str().unwrap()).await.unwrap();
             assert_eq!(
-                rows(&table).await,
+                table_rows(&table).await,
                 want,
                 "{engine:?} full {full}: after Java"
             );
@@ -216,7 +215,7 @@ async fn java_writes_and_compacts_on_top_of_our_compacted_tables() {
             // And we compact what Java wrote.
             table.compact(CompactOptions::default()).await.unwrap();
             assert_eq!(
-                rows(&table).await,
+                table_rows(&table).await,
                 want,
                 "{engine:?} full {full}: compacted again"
             );

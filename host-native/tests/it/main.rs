@@ -10,6 +10,7 @@ mod changelog;
 mod cli;
 mod cli_blob;
 mod commit_messages;
+mod common;
 mod compact_append;
 mod compact_pk;
 mod compact_row_tracking;
@@ -21,7 +22,11 @@ mod external_paths;
 mod http;
 mod incremental;
 mod inline_blob;
+mod java_blob;
+mod java_compact;
 mod java_continues;
+mod java_corpus;
+mod java_splits;
 mod maintenance;
 mod managed_blob;
 mod oracle;
@@ -36,21 +41,11 @@ mod restore;
 mod retract;
 mod scan;
 mod scenarios;
+#[cfg(feature = "sql")]
+mod sql;
 mod streamed_write;
 mod table;
 mod write;
 
-/// Copy the directory tree `from` to `to` (tests work on copies; the repo's tables are never
-/// modified).
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
+// `crate::copy_dir` for the modules that copy corpus tables.
+use common::copy_dir;

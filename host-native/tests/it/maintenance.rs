@@ -281,7 +281,7 @@ async fn expire_keeps_retained_snapshots_readable_and_exactly_their_files() {
     }
 }
 
-/// When java-check is installed ([`crate::oracle::java_check`]): Java 1.4.2 reads every
+/// When java-check is installed ([`crate::oracle::java_check`]): Java 2.0.0 reads every
 /// remaining snapshot with the rows we read.
 async fn java_reads_equal(dir: &Path, table: &Table, before: &BTreeMap<i64, Vec<String>>) {
     let Some(read) = crate::oracle::java_check("read") else {

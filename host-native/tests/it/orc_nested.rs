@@ -3,13 +3,12 @@
 //! VARCHAR inside. Created, written (three commits) and fully compacted with the CLI, on a
 //! primary-key table and a fixed-bucket append table; after each step our read equals the model
 //! (the input rows, merged by key on the primary-key table), and so do pypaimon 2.1.0's (venv
-//! `~/.cache/paimon-kernel/venv`, when installed) and Java Paimon 1.4.2's
+//! `~/.cache/paimon-kernel/venv`, when installed) and Java Paimon 2.0.0's
 //! (java-check's `read`, when present). MULTISET, which pypaimon has no Arrow type for, is
 //! in a table of its own that only we and Java read.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use paimon_kernel::canonical;
@@ -17,20 +16,8 @@ use paimon_kernel::spec::CommitKind;
 use paimon_native::Table;
 use serde_json::{Map, Value, json};
 
+use crate::common::ok;
 use crate::oracle::{java_rows, pypaimon_rows, sorted_strings};
-
-fn ok(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_paimon-kernel"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// `create` the table `<warehouse>/db.db/<name>` (the layout pypaimon's catalog reads).
 fn create(warehouse: &Path, name: &str, schema: &Value) -> String {
@@ -145,7 +132,7 @@ async fn check_reads(table: &str, want: &[String], pypaimon: bool, what: &str) {
     assert_eq!(our_rows(table).await, want, "{what}: our read");
     let dir = Path::new(table);
     match java_rows(dir) {
-        Some(java) => assert_eq!(java, want, "{what}: Java 1.4.2 reads otherwise"),
+        Some(java) => assert_eq!(java, want, "{what}: Java 2.0.0 reads otherwise"),
         None => println!("{what}: java-check not installed: Java read skipped"),
     }
     if pypaimon {

@@ -1,6 +1,6 @@
 //! Partition expiration (Java's `partition.expiration-time`, `expire_partitions`): the
 //! library call, the after-commit check (`end-input.check-partition-expire`) and the CLI;
-//! rows left checked against what Java Paimon 1.4.2 reads.
+//! rows left checked against what Java Paimon 2.0.0 reads.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,6 +9,8 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
 use paimon_kernel::spec::CommitKind;
 use paimon_native::Table;
+
+use crate::common::table_rows;
 
 const DAY: i64 = 86_400_000;
 /// 2024-01-10T12:00:00Z.
@@ -70,14 +72,9 @@ async fn dts(table: &Table) -> Vec<String> {
     out
 }
 
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    crate::oracle::sorted_strings(&paimon_kernel::canonical::batches_rows(&batches).unwrap())
-}
-
 async fn java_agrees(dir: &Path, table: &Table) {
     if let Some(java) = crate::oracle::java_rows(dir) {
-        assert_eq!(java, rows(table).await, "Java 1.4.2 reads other rows");
+        assert_eq!(java, table_rows(table).await, "Java 2.0.0 reads other rows");
     }
 }
 

@@ -3,7 +3,7 @@
 //! (a key's older row in a level above the output is marked in the bucket's deletion
 //! vectors), so batch reads, which skip level 0 and apply vectors without merging, see the
 //! merged rows: no level-0 file stays, and the rows of the files above level 0 minus their
-//! vectors are exactly the live keys. Checked against a model, Java Paimon 1.4.2
+//! vectors are exactly the live keys. Checked against a model, Java Paimon 2.0.0
 //! (java-check's `read`, when installed: `oracle::java_check`) and
 //! pypaimon (`~/.cache/paimon-kernel/venv`, when present; `PAIMON_PYTHON` names another
 //! interpreter), on new tables, on a table holding Java-style deletion vectors (higher
@@ -46,7 +46,7 @@ async fn assert_reads_with(loc: &Path, want: &[String], what: &str, java: bool) 
     assert_eq!(rows_at(loc).await, want, "{what}: our read");
     let mut checked = 0;
     if let Some(java) = java.then(|| java_rows(loc)).flatten() {
-        assert_eq!(java, want, "{what}: Java 1.4.2 reads otherwise");
+        assert_eq!(java, want, "{what}: Java 2.0.0 reads otherwise");
         checked += 1;
     }
     if let Some(py) = pypaimon_rows(loc) {
@@ -566,7 +566,7 @@ async fn writes_on_corpus_tables_keep_their_rows() {
     let (levels, dvs) = layout(&loc).await;
     assert_eq!(dvs, 0);
     assert!(levels.keys().all(|l| *l == 5), "{levels:?}");
-    // Java 1.4.2 does not open first-row tables with deletion vectors at all
+    // Java 2.0.0 does not open first-row tables with deletion vectors at all
     // (`SchemaValidation`: first-row needs no vectors), the corpus table included.
     assert_reads_with(&loc, &want, "pk_first_row_dv_mor", false).await;
 }

@@ -1,7 +1,7 @@
 //! Compaction of postpone-bucket primary-key tables (`bucket = -2`): the rows written to
 //! `bucket-postpone` (invisible to batch reads) move into real buckets, replayed in write
 //! order, and read as a fixed-bucket table written in that order would. Checked against a
-//! model and Java Paimon 1.4.2 (see [`crate::oracle`]) on the corpus table `pk_postpone`
+//! model and Java Paimon 2.0.0 (see [`crate::oracle`]) on the corpus table `pk_postpone`
 //! (real buckets written by pypaimon's fixed-bucket postpone writer, plus postpone files) and
 //! on tables written here with the deduplicate, partial-update and first-row engines.
 

@@ -3,9 +3,10 @@
 //! counts per partition (known, inferred from the rows, from the postpone rows too), level-0
 //! files with `_TOTAL_BUCKETS`, rows placed as a fixed-bucket table of that count places them,
 //! sequence numbers continuing, the option `false` keeping `bucket-postpone` files, and the
-//! postpone compaction of what the two leave. Java Paimon 1.4.2 and pypaimon 2.1.0 read the
+//! postpone compaction of what the two leave. Java Paimon 2.0.0 and pypaimon 2.1.0 read the
 //! results when installed (see [`crate::oracle`]).
 
+use crate::common::table_rows;
 use crate::oracle::{java_rows, pypaimon_rows_result, sorted_strings};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,9 +14,8 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
+use paimon_kernel::schema::alter::SchemaChange;
 use paimon_kernel::spec::snapshot::CommitKind;
-use paimon_kernel::write::alter::SchemaChange;
 use paimon_native::Table;
 use paimon_native::compact::CompactOptions;
 use serde_json::json;
@@ -84,11 +84,6 @@ fn model_rows(model: &Model) -> Vec<String> {
     sorted_strings(&rows)
 }
 
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
 /// (partition value, bucket) → (total buckets, levels, rows) of the live files.
 async fn layout(table: &Table) -> BTreeMap<(String, i32), (i32, Vec<i32>, i64)> {
     let mut out: BTreeMap<(String, i32), (i32, Vec<i32>, i64)> = BTreeMap::new();
@@ -113,7 +108,7 @@ async fn layout(table: &Table) -> BTreeMap<(String, i32), (i32, Vec<i32>, i64)> 
 
 /// What the oracles read equals `expected` (each when installed).
 fn oracles_agree(loc: &Path, expected: &[String]) -> (bool, bool) {
-    let java = java_rows(loc).map(|j| assert_eq!(j, expected, "Java 1.4.2 reads otherwise"));
+    let java = java_rows(loc).map(|j| assert_eq!(j, expected, "Java 2.0.0 reads otherwise"));
     let py = pypaimon_rows_result(loc).map(|r| {
         assert_eq!(r.unwrap(), expected, "pypaimon reads otherwise");
     });
@@ -142,7 +137,7 @@ async fn batch_writes_of_postpone_tables_go_into_real_buckets() {
     let snapshot = table.latest_snapshot().await.unwrap().unwrap();
     assert_eq!(snapshot.commit_kind, CommitKind::Append);
     // Readable at once: level-0 files of real buckets, 3 buckets for a's 7 rows, 1 for b's 2.
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     let l = layout(&table).await;
     assert!(l.keys().all(|(_, b)| *b >= 0), "{l:?}");
     assert!(
@@ -171,7 +166,7 @@ async fn batch_writes_of_postpone_tables_go_into_real_buckets() {
     let second: Vec<(&str, i64, &str)> = (0..20).map(|k| ("a", k, "a2")).collect();
     write(&table, &second).await;
     apply(&mut model, &second);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     let l = layout(&table).await;
     assert!(
         l.iter()
@@ -190,12 +185,12 @@ async fn batch_writes_of_postpone_tables_go_into_real_buckets() {
     let postponed: Vec<(&str, i64, &str)> = (0..5).map(|k| ("c", k, "c1")).collect();
     write(&table, &postponed).await;
     assert!(loc.join("dt=c/bucket-postpone").exists());
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     table.alter(vec![set("true")]).await.unwrap();
     let table = Table::open(loc.to_str().unwrap()).await.unwrap();
     write(&table, &[("c", 10, "c2")]).await;
     apply(&mut model, &[("c", 10, "c2")]);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     let l = layout(&table).await;
     assert!(
         l.iter()
@@ -204,14 +199,14 @@ async fn batch_writes_of_postpone_tables_go_into_real_buckets() {
         "{l:?}"
     );
     let (java, py) = oracles_agree(&loc, &model_rows(&model));
-    eprintln!("read by Java 1.4.2: {java}, pypaimon: {py}");
+    eprintln!("read by Java 2.0.0: {java}, pypaimon: {py}");
 
     // The postpone compaction moves c's postpone rows into its 2 buckets (the count its
     // real-bucket files have) and compacts the level-0 files of every bucket.
     let report = table.compact(CompactOptions::default()).await.unwrap();
     assert!(report.snapshot.is_some());
     apply(&mut model, &postponed);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     let l = layout(&table).await;
     assert!(l.keys().all(|(_, b)| *b >= 0), "{l:?}");
     assert!(
@@ -233,7 +228,7 @@ async fn batch_writes_of_postpone_tables_go_into_real_buckets() {
         .unwrap();
     model.retain(|(dt, _), _| dt != "b");
     apply(&mut model, &[("b", 7, "b2")]);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     oracles_agree(&loc, &model_rows(&model));
 }
 
@@ -260,7 +255,7 @@ async fn fixed_bucket_batch_writes_by_size_and_of_deletion_vector_tables() {
     assert!(l.values().all(|(total, _, _)| *total == 2), "{l:?}");
     let mut model = Model::new();
     apply(&mut model, &rows_in);
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     oracles_agree(&loc, &model_rows(&model));
 
     // Deletion vectors: the write is write-only (as Java's), so its level-0 files are not
@@ -269,7 +264,7 @@ async fn fixed_bucket_batch_writes_by_size_and_of_deletion_vector_tables() {
     let loc = warehouse_table(dir.path(), "dv");
     let table = create(&loc, "-2", r#", "deletion-vectors.enabled": "true""#).await;
     write(&table, &rows_in).await;
-    assert!(rows(&table).await.is_empty());
+    assert!(table_rows(&table).await.is_empty());
     assert!(
         layout(&table)
             .await
@@ -277,6 +272,6 @@ async fn fixed_bucket_batch_writes_by_size_and_of_deletion_vector_tables() {
             .all(|(_, levels, _)| levels.iter().all(|x| *x == 0))
     );
     table.compact(CompactOptions::default()).await.unwrap();
-    assert_eq!(rows(&table).await, model_rows(&model));
+    assert_eq!(table_rows(&table).await, model_rows(&model));
     oracles_agree(&loc, &model_rows(&model));
 }

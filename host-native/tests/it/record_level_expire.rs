@@ -1,11 +1,12 @@
 //! Record-level expiry of primary-key tables (`record-level.expire-time` with
 //! `record-level.time-field`), as Java's `RecordLevelExpire`: compaction drops the rows whose
 //! time field is older than the expire time (the time injected through
-//! `CompactOptions::now_millis`); reads return them until then. Java Paimon 1.4.2 (whose
+//! `CompactOptions::now_millis`); reads return them until then. Java Paimon 2.0.0 (whose
 //! `RecordLevelExpire` is the same class as 2.0's) reads every result, when its checker is
 //! installed (see [`crate::oracle`]).
 
-use crate::oracle::{java_rows, sorted_strings};
+use crate::common::table_rows;
+use crate::oracle::java_rows;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -102,11 +103,6 @@ async fn compact_at(table: &Table, full: bool, now_seconds: i64) -> CompactRepor
         .unwrap()
 }
 
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    sorted_strings(&canonical::batches_rows(&batches).unwrap())
-}
-
 /// `(k, v)` of every row read, in key order.
 async fn keys(table: &Table) -> Vec<(i64, String)> {
     let batches = table.scan().to_batches().await.unwrap();
@@ -128,11 +124,11 @@ fn kv(pairs: &[(i64, &str)]) -> Vec<(i64, String)> {
     pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
 }
 
-/// Java 1.4.2 reads what we read (when installed).
+/// Java 2.0.0 reads what we read (when installed).
 async fn java_agrees(loc: &Path, table: &Table) -> bool {
     match java_rows(loc) {
         Some(java) => {
-            assert_eq!(java, rows(table).await, "Java 1.4.2 reads otherwise");
+            assert_eq!(java, table_rows(table).await, "Java 2.0.0 reads otherwise");
             true
         }
         None => false,
@@ -174,7 +170,7 @@ async fn record_level_expire_by_time_type() {
             java_checked += 1;
         }
     }
-    eprintln!("Java 1.4.2 read {java_checked} of 5 tables");
+    eprintln!("Java 2.0.0 read {java_checked} of 5 tables");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,45 +1,14 @@
 //! Retractions (`-U`, `-D`) written to partial-update and aggregation tables: the write
 //! buffer merges them with the table's merge engine and level-0 files keep each key's result
-//! with its row kind (Java's write buffer), so reads (ours and Java 1.4.2's when
+//! with its row kind (Java's write buffer), so reads (ours and Java 2.0.0's when
 //! java-check's `read` exists) see the engine's semantics: `aggregation` retracts sums,
 //! `remove-record-on-delete` removes rows, `delete --where` works on both engines.
 
-use std::sync::Arc;
-
-use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{Field, Schema};
-use paimon_kernel::canonical;
+use arrow_array::RecordBatch;
 use paimon_native::Table;
-use serde_json::Value;
 
-use crate::changelog::java_lines;
-
-fn batch(ops: &[(&str, i64, Option<i32>, Option<i32>)]) -> RecordBatch {
-    let cols: Vec<(&str, ArrayRef)> = vec![
-        (
-            "k",
-            Arc::new(Int64Array::from_iter_values(ops.iter().map(|o| o.1))),
-        ),
-        (
-            "a",
-            Arc::new(Int32Array::from_iter(ops.iter().map(|o| o.2))),
-        ),
-        (
-            "b",
-            Arc::new(Int32Array::from_iter(ops.iter().map(|o| o.3))),
-        ),
-        (
-            "_ROW_KIND",
-            Arc::new(StringArray::from_iter_values(ops.iter().map(|o| o.0))),
-        ),
-    ];
-    let schema = Schema::new(
-        cols.iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), *n != "k"))
-            .collect::<Vec<_>>(),
-    );
-    RecordBatch::try_new(Arc::new(schema), cols.into_iter().map(|(_, a)| a).collect()).unwrap()
-}
+use crate::changelog::{batch, java_lines};
+use crate::common::table_rows;
 
 async fn write_commit(table: &Table, b: &RecordBatch) -> paimon_native::Result<()> {
     let mut w = table.new_write().await?;
@@ -47,17 +16,6 @@ async fn write_commit(table: &Table, b: &RecordBatch) -> paimon_native::Result<(
     let messages = w.prepare_commit().await?;
     table.new_commit(None).commit(messages).await?;
     Ok(())
-}
-
-async fn rows(table: &Table) -> Vec<String> {
-    let batches = table.scan().to_batches().await.unwrap();
-    let mut v: Vec<String> = canonical::batches_rows(&batches)
-        .unwrap()
-        .iter()
-        .map(Value::to_string)
-        .collect();
-    v.sort();
-    v
 }
 
 fn expect(rows: &[(i64, Option<i32>, Option<i32>)]) -> Vec<String> {
@@ -82,7 +40,7 @@ async fn create(dir: &std::path::Path, options: &str) -> Table {
 
 async fn check(dir: &std::path::Path, want: &[(i64, Option<i32>, Option<i32>)], what: &str) {
     let table = Table::open(dir.to_str().unwrap()).await.unwrap();
-    assert_eq!(rows(&table).await, expect(want), "{what}");
+    assert_eq!(table_rows(&table).await, expect(want), "{what}");
     if let Some(java) = java_lines(dir, &[]) {
         assert_eq!(java, expect(want), "{what}: Java's rows");
     }

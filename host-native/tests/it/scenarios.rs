@@ -1,7 +1,7 @@
 //! The scenario set (`conformance/scenarios/*.json`, written by `gen_scenarios.py` there) run
 //! by `paimon-kernel run`: every checkpoint of every scenario reads the rows of the
 //! generator's model (`run` fails otherwise), the `.expected.json` it writes holds them, and
-//! the final table reads the same in Java Paimon 1.4.2 and pypaimon 2.1.0 (where installed and
+//! the final table reads the same in Java Paimon 2.0.0 and pypaimon 2.1.0 (where installed and
 //! where the scenario says pypaimon supports the table). Then Java writes on top of our table
 //! (the rows of the scenario's last write again) and Java and we read the same rows.
 
@@ -98,7 +98,7 @@ fn check(file: &Path, root: &Path) -> (Vec<String>, Vec<&'static str>) {
         done.push("java");
         if java != last {
             failed.push(format!(
-                "{name}: Java 1.4.2 reads {} rows, the model {}",
+                "{name}: Java 2.0.0 reads {} rows, the model {}",
                 java.len(),
                 last.len()
             ));
@@ -324,9 +324,9 @@ fn files_per_bucket(files: &Path, table: &Path) -> std::collections::BTreeMap<St
     per
 }
 
-/// Java Paimon 1.4.2 runs every scenario too (java-check's `run`, where installed), and
+/// Java Paimon 2.0.0 runs every scenario too (java-check's `run`, where installed), and
 /// passes every checkpoint: the model's rows, so the rows ours gives at the same checkpoint.
-/// Where 1.4.2's core API has no batch path (append and data-evolution deletes and updates,
+/// Where 2.0.0's core API has no batch path (append and data-evolution deletes and updates,
 /// dynamic-bucket and cross-partition writes, fixed-bucket writes of postpone tables), the
 /// runner does what Java's Flink/Spark writers do around the core (`conformance/java-check`
 /// README). Then, with `write-only` = true on both sides, the writes of each scenario give

@@ -1,5 +1,5 @@
 //! Large data files are streamed while they are encoded (multipart `Put`s of 8 MiB parts) and
-//! primary-key flushes are driven a bucket at a time: Java Paimon 1.4.2 reads the tables as
+//! primary-key flushes are driven a bucket at a time: Java Paimon 2.0.0 reads the tables as
 //! we do, and the files hold every row. So do large `.blob` files and managed packs.
 
 use std::sync::Arc;
@@ -214,7 +214,10 @@ impl object_store::ObjectStore for NoMultipartStore {
         _location: &object_store::path::Path,
         _opts: object_store::PutMultipartOptions,
     ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
-        Err(object_store::Error::NotImplemented)
+        Err(object_store::Error::NotImplemented {
+            operation: "put_multipart_opts".into(),
+            implementer: "NoMultipartStore".into(),
+        })
     }
     async fn get_opts(
         &self,
@@ -223,8 +226,14 @@ impl object_store::ObjectStore for NoMultipartStore {
     ) -> object_store::Result<object_store::GetResult> {
         self.inner.get_opts(location, options).await
     }
-    async fn delete(&self, location: &object_store::path::Path) -> object_store::Result<()> {
-        self.inner.delete(location).await
+    fn delete_stream(
+        &self,
+        locations: futures::stream::BoxStream<
+            'static,
+            object_store::Result<object_store::path::Path>,
+        >,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::path::Path>> {
+        self.inner.delete_stream(locations)
     }
     fn list(
         &self,
@@ -238,19 +247,13 @@ impl object_store::ObjectStore for NoMultipartStore {
     ) -> object_store::Result<object_store::ListResult> {
         self.inner.list_with_delimiter(prefix).await
     }
-    async fn copy(
+    async fn copy_opts(
         &self,
         from: &object_store::path::Path,
         to: &object_store::path::Path,
+        options: object_store::CopyOptions,
     ) -> object_store::Result<()> {
-        self.inner.copy(from, to).await
-    }
-    async fn copy_if_not_exists(
-        &self,
-        from: &object_store::path::Path,
-        to: &object_store::path::Path,
-    ) -> object_store::Result<()> {
-        self.inner.copy_if_not_exists(from, to).await
+        self.inner.copy_opts(from, to, options).await
     }
 }
 

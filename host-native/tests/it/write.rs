@@ -406,7 +406,7 @@ fn concurrent_writer_processes_lose_and_double_nothing() {
     }
 }
 
-/// Java Paimon 1.4.2 (java-check's `commits`, when installed) commits one-row batches to the
+/// Java Paimon 2.0.0 (java-check's `commits`, when installed) commits one-row batches to the
 /// table while we commit ours. Java's local-disk commit checks that `snapshot-N` does not
 /// exist and then renames its file there under a lock of its own JVM only, so it can replace
 /// a snapshot another process published in between; ours is a create-new. Asserted: every

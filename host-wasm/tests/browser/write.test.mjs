@@ -102,9 +102,11 @@ async function scenario(where, tableName) {
     const rows = out.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
     assert.deepEqual(canon(rows), canon([...model.values()]));
     if (existsSync(javaRead)) {
-      // Java Paimon 1.4.2 (a machine-local reader; CI machines do not have it).
+      // Java Paimon 2.0.0 (java-check, installed by scripts/install-deps.sh).
       const out = execFileSync(javaRead, [tableDir], { encoding: "utf8" });
       assert.deepEqual(canon(out.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l))), canon([...model.values()]), "Java read");
+    } else {
+      assert.ok(!process.env.CI, `java-check missing at ${javaRead}`);
     }
     if (existsSync(python)) {
       writeFileSync(join(dir, "wh", `${tableName}.expected.json`), JSON.stringify({ table: tableName, database: "corpus", rows: [...model.values()] }));

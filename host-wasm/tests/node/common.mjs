@@ -10,13 +10,22 @@ export const repo = join(here, "..", "..", "..");
 export const tablesDir = join(repo, "conformance", "tables");
 export const corpusDir = join(tablesDir, "corpus.db");
 
-/** java-check's `read` script (Java Paimon 1.4.2): `$PAIMON_JAVA_CHECK_DIR`, else
- * `~/.cache/paimon-kernel/java-check` (where scripts/install-deps.sh installs it), else
- * `/work/java-check`, as host-native/tests/it/oracle.rs finds it. May not exist. */
+/** java-check's `read` script (Java Paimon 2.0.0): `$PAIMON_JAVA_CHECK_DIR`, else
+ * `~/.cache/paimon-kernel/java-check-2.0.0` (where scripts/install-deps.sh installs it), as
+ * host-native/tests/it/oracle.rs finds it. May not exist; when it exists it must be a 2.0.0
+ * build (its `paimon.version`), else loading this module throws. */
 export const javaRead = (() => {
-  if (process.env.PAIMON_JAVA_CHECK_DIR) return join(process.env.PAIMON_JAVA_CHECK_DIR, "read");
-  const cached = join(homedir(), ".cache", "paimon-kernel", "java-check", "read");
-  return existsSync(cached) ? cached : "/work/java-check/read";
+  const dir = process.env.PAIMON_JAVA_CHECK_DIR
+    || join(homedir(), ".cache", "paimon-kernel", "java-check-2.0.0");
+  const read = join(dir, "read");
+  if (existsSync(read)) {
+    const version = existsSync(join(dir, "paimon.version"))
+      ? readFileSync(join(dir, "paimon.version"), "utf8").trim() : "";
+    if (version !== "2.0.0") {
+      throw new Error(`${dir} is not a java-check of Java Paimon 2.0.0 (reinstall it with conformance/java-check/install.sh)`);
+    }
+  }
+  return read;
 })();
 const pkgDir = process.env.PAIMON_WASM_PKG || join(repo, "host-wasm", "pkg");
 

@@ -170,10 +170,12 @@ for (const name of Object.keys(SHAPES)) {
         assert.ok(!process.env.CI, `pypaimon venv missing at ${python}`);
       }
       if (existsSync(javaRead)) {
-        // Java 1.4.2 (machine-local reader; not in CI).
+        // Java Paimon 2.0.0 (java-check, installed by scripts/install-deps.sh).
         const out = execFileSync(javaRead, [dir], { encoding: "utf8" });
         const rows = out.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
         assert.deepEqual(canon(rows), want, "Java read");
+      } else {
+        assert.ok(!process.env.CI, `java-check missing at ${javaRead}`);
       }
     } finally {
       rmSync(warehouse, { recursive: true, force: true });

@@ -3,31 +3,17 @@
 //! buckets), as explained per case.
 
 use super::*;
-use crate::spec::{DataType, Datum, FileKind, SimpleStats, TypeKind};
+use crate::spec::{DataType, Datum, FileKind, TypeKind};
+use crate::testkit;
 
 fn file(name: &str, size: i64, min_seq: i64, rows: i64) -> DataFileMeta {
     DataFileMeta {
-        file_name: name.into(),
         file_size: size,
         row_count: rows,
-        min_key: BinaryRow::empty(),
-        max_key: BinaryRow::empty(),
-        key_stats: SimpleStats::empty(),
-        value_stats: SimpleStats::empty(),
         min_sequence_number: min_seq,
         max_sequence_number: min_seq + rows - 1,
-        schema_id: 0,
-        level: 0,
-        extra_files: vec![],
-        creation_time_millis: None,
-        delete_row_count: Some(0),
-        embedded_index: None,
         file_source: Some(FileSource::Append),
-        value_stats_cols: None,
-        external_path: None,
-        first_row_id: None,
-        write_cols: None,
-        write_cols_sequences: None,
+        ..testkit::data_file(name)
     }
 }
 

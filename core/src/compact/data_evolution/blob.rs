@@ -4,7 +4,7 @@
 //! placeholders in every layer read as NULL), written again as exactly one `.blob` file
 //! holding the values themselves. `BLOB` columns are read as blob descriptors into the input
 //! files and copied by reference while the output is written (streamed, see
-//! [`crate::write::file`]), so a task never holds its blobs in memory.
+//! [`crate::io::put`]), so a task never holds its blobs in memory.
 //!
 //! The output has the range's first row id, the inputs' (min of minimum, max of maximum)
 //! sequence numbers, `write_cols` = the column, `file_source` = COMPACT, the latest schema id
@@ -16,6 +16,7 @@
 use std::sync::Arc;
 
 use super::{DataEvolutionCompactTask, DataEvolutionTaskKind};
+use crate::blob::files::blob_file_stats;
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
 use crate::format::blob::{BlobElementKind, BlobFileWriter};
@@ -23,9 +24,9 @@ use crate::io::{Io, next_emitted};
 use crate::read::{ReadContext, read_split};
 use crate::scan::{DataSplit, Plan};
 use crate::spec::data_file::join;
+use crate::spec::file_names::DATA_FILE_PREFIX;
 use crate::spec::{BinaryRow, DataField, DataFileMeta, FileSource, SimpleStats};
-use crate::write::NameSource;
-use crate::write::blob_write::blob_file_stats;
+use crate::util::NameSource;
 
 /// Run one blob task of `plan` (the scan plan it was planned on): read, write, `Put`
 /// (create-new) the output into `bucket_path`, and build the `COMPACT` message. The path
@@ -108,15 +109,15 @@ pub async fn run_blob_task<T>(
     let file_size = content.len();
     let file_name = format!(
         "{}{}-0.blob",
-        options.get("data-file.prefix").unwrap_or("data-"),
+        options.get("data-file.prefix").unwrap_or(DATA_FILE_PREFIX),
         seeds.uuid()
     );
     let path = join(bucket_path, &file_name);
-    let file = crate::write::FileToPut {
+    let file = crate::io::FileToPut {
         path: path.clone(),
         content,
     };
-    if !crate::write::put_file(io, file).await? {
+    if !crate::io::put_file(io, file).await? {
         return Err(Error::invalid(format!(
             "blob compaction output {path} already exists (file-name seed reused)"
         )));

@@ -33,9 +33,10 @@ use crate::error::{Error, Result};
 use crate::format::deletion_vector::{DeletionVector, decode_deletion_vector_index};
 use crate::io::Io;
 use crate::scan::planner::INDEX_DIR;
+use crate::spec::file_names::INDEX_FILE_PREFIX;
 use crate::spec::{BinaryRow, DataFileMeta, IndexFileMeta, IndexManifestEntry};
-use crate::write::NameSource;
-use crate::write::deletion_vectors::{put_dv_index_file, roll_index_entries};
+use crate::util::NameSource;
+use crate::write::append::deletion_vectors::{put_dv_index_file, roll_index_entries};
 
 /// One anchor vector to move: the anchor's name and first row id, the output it moves to
 /// (`None`: a materialized task dropped the deleted rows, the vector just goes).
@@ -251,7 +252,7 @@ pub async fn rewrite_deletion_vectors<T: Send + 'static>(
         )?);
         let mut new_index_files = Vec::with_capacity(chunks.len());
         for chunk in chunks {
-            let name = format!("index-{uuid}-{next_file}");
+            let name = format!("{INDEX_FILE_PREFIX}{uuid}-{next_file}");
             next_file += 1;
             let (meta, path) =
                 put_dv_index_file(io, INDEX_DIR, name, &chunk, options.dv_bitmap64).await?;

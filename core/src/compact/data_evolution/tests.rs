@@ -3,31 +3,18 @@
 //! `CompactPlanner#compactPlan` by hand.
 
 use super::*;
-use crate::spec::{FileKind, FileSource, SimpleStats};
+use crate::spec::{FileKind, FileSource};
+use crate::testkit;
 
 fn file(name: &str, first_row_id: i64, rows: i64, size: i64) -> DataFileMeta {
     DataFileMeta {
-        file_name: name.into(),
         file_size: size,
         row_count: rows,
-        min_key: BinaryRow::empty(),
-        max_key: BinaryRow::empty(),
-        key_stats: SimpleStats::empty(),
-        value_stats: SimpleStats::empty(),
         min_sequence_number: 1,
         max_sequence_number: 1,
-        schema_id: 0,
-        level: 0,
-        extra_files: vec![],
-        creation_time_millis: None,
-        delete_row_count: Some(0),
-        embedded_index: None,
         file_source: Some(FileSource::Append),
-        value_stats_cols: None,
-        external_path: None,
         first_row_id: Some(first_row_id),
-        write_cols: None,
-        write_cols_sequences: None,
+        ..testkit::data_file(name)
     }
 }
 

@@ -5,29 +5,15 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
-
-use crate::canonical::input::InputFormat;
-
 use super::{BYPASS_CHECKS, INCREMENTAL_SELECTION, NON_JAVA_PICKS};
 use crate::commit::{CommitMessage, CommitMode, CommitOptions, CompactIncrement, commit};
 use crate::error::Result;
-use crate::io::{Machine, MemoryStore, Step, Work};
+use crate::io::{Machine, MemoryStore};
+use crate::job::{CompactJobOutcome, compact_job, latest_schema, read_latest_live_files};
+use crate::scan::planner::ScanRequest;
+use crate::schema::create::{create_table_machine, new_table_schema};
 use crate::spec::DataFileMeta;
-use crate::write::create::{create_table_machine, new_table_schema};
-use crate::write::job::{
-    CompactJobOutcome, JobSettings, RowInput, WriteMode, compact_job, latest_schema,
-    read_latest_live_files, write_input_job,
-};
-
-fn settings(n: u64) -> JobSettings {
-    JobSettings {
-        commit_user: format!("user-{n}"),
-        time_millis: 1_767_225_600_000 + n as i64,
-        seed: n,
-        table_uri: None,
-    }
-}
+use crate::testkit::{csv_input, job_settings, memory_table, read_latest, write_job};
 
 fn table(fields: &str, options: &str) -> MemoryStore {
     let json = format!(
@@ -35,25 +21,11 @@ fn table(fields: &str, options: &str) -> MemoryStore {
         "primaryKeys": ["k"], "options": {{"bucket": "1",
         "num-sorted-run.compaction-trigger": "2", "{INCREMENTAL_SELECTION}": "true"{options}}}}}"#
     );
-    let mut store = MemoryStore::new();
-    store
-        .run(create_table_machine(
-            new_table_schema(json.as_bytes(), 0).unwrap(),
-        ))
-        .unwrap();
-    store
+    memory_table(&json)
 }
 
 fn write(store: &mut MemoryStore, csv: &str, n: u64) {
-    let input = RowInput {
-        name: "rows.csv".into(),
-        bytes: Bytes::copy_from_slice(csv.as_bytes()),
-        format: InputFormat::Csv,
-    };
-    let m = Machine::once("write", move |io| async move {
-        write_input_job(&io, &input, &WriteMode::Append, &settings(n)).await
-    });
-    store.run(m).unwrap();
+    write_job(store, csv_input(csv), n).unwrap();
 }
 
 fn live_files(store: &mut MemoryStore) -> Vec<DataFileMeta> {
@@ -100,7 +72,7 @@ fn compact(store: &mut MemoryStore, bypass: bool) -> Result<CompactJobOutcome> {
     let seed = SEED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     BYPASS_CHECKS.with(|b| b.set(bypass));
     let m = Machine::once("compact", move |io| async move {
-        compact_job(&io, false, &settings(seed)).await
+        compact_job(&io, false, &job_settings(seed)).await
     });
     let out = store.run(m).map(|mut v| v.remove(0));
     BYPASS_CHECKS.with(|b| b.set(false));
@@ -109,27 +81,7 @@ fn compact(store: &mut MemoryStore, bypass: bool) -> Result<CompactJobOutcome> {
 
 /// Every row of the latest snapshot in canonical JSON, sorted.
 fn rows(store: &mut MemoryStore) -> Vec<String> {
-    let m = Machine::new("read", |io| async move {
-        let request = crate::scan::planner::ScanRequest::default();
-        let plan = crate::scan::planner::plan_scan(&io, &request).await?;
-        let ctx = crate::read::ReadContext::try_new(&plan, None, None, None, 2)?;
-        let mut read = crate::read::read_splits(std::sync::Arc::new(ctx), plan.splits);
-        loop {
-            match read.step()? {
-                Step::NeedIo(requests) => {
-                    for r in requests {
-                        let answer = io.call(r.op).await;
-                        read.provide(r.id, answer)?;
-                    }
-                }
-                Step::Emit(batch) => io.emit_and_yield(batch).await,
-                Step::Work(items) => items.into_iter().for_each(Work::run),
-                Step::Wait => {}
-                Step::Done => return Ok(()),
-            }
-        }
-    });
-    let batches = store.run(m).unwrap();
+    let batches = read_latest(store, None, ScanRequest::default());
     let mut out: Vec<String> = crate::canonical::batches_rows(&batches)
         .unwrap()
         .iter()
@@ -365,7 +317,7 @@ fn lookup_tables_compact_level0_above_history() {
     assert_eq!(rows(&mut store), before);
     // The materialised state is the nearest one: a full compaction (Java's) agrees.
     let m = Machine::once("full", |io| async move {
-        compact_job(&io, true, &settings(91)).await
+        compact_job(&io, true, &job_settings(91)).await
     });
     store.run(m).unwrap();
     assert_eq!(levels(&mut store), BTreeMap::from([(5, 1)]));

@@ -28,7 +28,7 @@
 //! rows into real buckets; the host replays them through a fixed-bucket writer and compacts
 //! the buckets it wrote with the planner above.
 //!
-//! Record-level expiry (`record-level.expire-time`, [`expire`]): the compaction reads its
+//! Record-level expiry (`record-level.expire-time`, [`crate::read::expire`]): the compaction reads its
 //! inputs without the rows whose time field is expired at the planning time, and rewrites
 //! (rather than upgrades) the files whose statistics show such rows.
 //!
@@ -41,7 +41,6 @@
 //!
 //! Source: Java `org.apache.paimon.mergetree` (`Levels`, `compact.*`).
 
-pub mod expire;
 pub mod incremental;
 pub mod levels;
 pub mod planner;
@@ -52,13 +51,10 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 
-pub use expire::RecordLevelExpire;
 pub use levels::{LevelSortedRun, Levels, SortedRun};
 pub use planner::{
-    PkCompactOptions, PkCompactRequest, PkCompactTask, check_supported, plan_pk_compaction,
-    plan_summary,
+    PkCompactOptions, PkCompactRequest, PkCompactTask, check_supported, is_pure_upgrade,
+    plan_pk_compaction, plan_summary,
 };
 pub use strategy::{CompactStrategy, CompactUnit, EarlyFullCompaction, UniversalCompaction};
-pub use task::{
-    PkCompactContext, PkCompactStats, compact_task_machine, is_pure_upgrade, run_compact_task,
-};
+pub use task::{PkCompactContext, PkCompactStats, compact_task_machine, run_compact_task};

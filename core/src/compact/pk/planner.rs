@@ -10,21 +10,21 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::expire::RecordLevelExpire;
 use super::incremental::{self, Selection};
 use super::levels::{Levels, decode_key};
 use super::strategy::{
     CompactStrategy, CompactUnit, EarlyFullCompaction, UniversalCompaction, pick_full_compaction,
 };
 use crate::commit::changes::PartitionFilter;
-use crate::compact::plan::{CompactionPlan, CompactionUnitSummary};
+use crate::compact::plan::{CompactionPlan, CompactionUnitSummary, partition_json};
 use crate::error::{Error, Result};
+use crate::read::expire::RecordLevelExpire;
 use crate::scan::planner::{DeletionFile, INDEX_DIR};
 use crate::spec::index_manifest::DELETION_VECTORS_INDEX;
 use crate::spec::options::{ChangelogProducer, parse_memory_size};
 use crate::spec::partition::{bucket_path, partition_path};
 use crate::spec::{
-    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, Datum, FileKind, IndexFileMeta,
+    BinaryRow, CoreOptions, DataField, DataFileMeta, DataType, FileKind, IndexFileMeta,
     IndexManifestEntry, ManifestEntry, MergeEngine, TableSchema,
 };
 
@@ -290,34 +290,6 @@ impl PkCompactTask {
     }
 }
 
-/// Partition values as a JSON object (numbers and booleans as JSON values, other types as
-/// their string form).
-pub(crate) fn partition_json(
-    partition: &BinaryRow,
-    fields: &[DataField],
-) -> Result<serde_json::Map<String, serde_json::Value>> {
-    let mut out = serde_json::Map::new();
-    if fields.is_empty() {
-        return Ok(out);
-    }
-    let types: Vec<DataType> = fields.iter().map(|f| f.data_type.clone()).collect();
-    for (f, v) in fields.iter().zip(partition.fields(&types)?) {
-        let j = match &v {
-            Datum::Null => serde_json::Value::Null,
-            Datum::Boolean(b) => serde_json::Value::Bool(*b),
-            Datum::TinyInt(x) => serde_json::Value::from(*x),
-            Datum::SmallInt(x) => serde_json::Value::from(*x),
-            Datum::Int(x) => serde_json::Value::from(*x),
-            Datum::BigInt(x) => serde_json::Value::from(*x),
-            other => other
-                .cast_to_string(&f.data_type)
-                .map_or(serde_json::Value::Null, serde_json::Value::String),
-        };
-        out.insert(f.name.clone(), j);
-    }
-    Ok(out)
-}
-
 /// A bucket's partition, `_TOTAL_BUCKETS` and live files.
 type BucketFiles = (BinaryRow, i32, Vec<DataFileMeta>);
 
@@ -356,7 +328,7 @@ pub struct PkCompactRequest {
 /// `request.index_entries`), marks the rows its outputs replace in files above the output
 /// level, and replaces the bucket's index files ([`PkCompactTask::deleted_index_files`]).
 ///
-/// Record-level expiry (`record-level.expire-time`; [`super::expire`]): the task carries
+/// Record-level expiry (`record-level.expire-time`; [`crate::read::expire`]): the task carries
 /// the expiry at `request.now_millis` and filters expired rows out of what it reads; the
 /// files whose statistics show expired rows are listed in [`PkCompactTask::expired_files`]
 /// (rewritten, not upgraded), and a full compaction of a bucket that is one max-level run
@@ -589,7 +561,7 @@ pub fn check_supported(schema: &TableSchema) -> Result<()> {
         ));
     }
     let options = schema.core_options();
-    if options.bucket()? == crate::write::postpone::POSTPONE_BUCKET {
+    if options.bucket()? == crate::spec::partition::POSTPONE_BUCKET {
         return Err(Error::unsupported(
             "planning postpone-bucket tables (bucket = -2) per bucket (their compaction is \
              planned by compact::pk::postpone)",
@@ -638,11 +610,37 @@ pub fn plan_summary(
             .iter()
             .map(|t| {
                 let mut s = t.summary(&partition_fields)?;
-                s.upgrade = super::task::is_pure_upgrade(t);
+                s.upgrade = is_pure_upgrade(t);
                 Ok(s)
             })
             .collect::<Result<_>>()?,
     };
     plan.sort();
     Ok(plan)
+}
+
+/// Whether `task` only moves one file to another level (nothing is rewritten or read),
+/// judged from the metadata as the task would.
+pub fn is_pure_upgrade(task: &PkCompactTask) -> bool {
+    let [f] = task.unit.files.as_slice() else {
+        return false;
+    };
+    !task.unit.file_rewrite
+        && f.level != task.unit.output_level
+        && !must_rewrite(task, f)
+        && (!task.deletion_vectors || f.level != 0 || task.lookup_files.is_empty())
+}
+
+/// The upgrade rules of one file: rewritten alone instead of upgraded when the output is
+/// the max level and the file may hold retractions, with `force_rewrite_all_files`, when
+/// its statistics show rows that record-level expiry drops ([`PkCompactTask::expired_files`]),
+/// when the file has a deletion vector (the rewrite folds it in), or (lookup tables other
+/// than plain `deduplicate`) a level-0 file below the max level.
+pub(crate) fn must_rewrite(task: &PkCompactTask, f: &DataFileMeta) -> bool {
+    let out = task.unit.output_level;
+    (out == task.max_level && f.delete_row_count.is_none_or(|d| d > 0))
+        || task.force_rewrite_all_files
+        || task.expired_files.contains(&f.file_name)
+        || (task.rewrite_level0_upgrades && f.level == 0 && out != task.max_level)
+        || (task.deletion_vectors && f.level == 0 && f.delete_row_count.is_none_or(|d| d > 0))
 }

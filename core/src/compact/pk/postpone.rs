@@ -31,14 +31,14 @@
 //!
 //! Managed BLOB columns: the postpone files hold blob descriptors into the packs of
 //! `bucket-postpone`; the replay hands them to the fixed-bucket writer as file references
-//! (see [`crate::write::blob_refs`]), which copies their bytes into new packs of the real
+//! (see [`crate::blob::references`]), which copies their bytes into new packs of the real
 //! buckets (streamed, never held in memory), as Java's `MergeTreeWriter` externalizes every
 //! record it writes, the replayed ones included. The postpone packs are left to pack
 //! collection once no snapshot names the postpone files.
 //!
 //! Record-level expiry (`record-level.expire-time`): the replay writes every record (as
 //! Java's writer does); the bucket compactions of step 4 drop the expired ones as any
-//! primary-key compaction does ([`super::expire`]).
+//! primary-key compaction does ([`crate::read::expire`]).
 //!
 //! Unsupported (errors saying so): external data paths with `index-file-in-data-file-dir`.
 
@@ -51,11 +51,10 @@ use crate::commit::changes::PartitionFilter;
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
 use crate::io::Io;
-use crate::read::{FileColumn, FileRead, FileReadSpec, VALUE_KIND};
-use crate::spec::partition::{PartitionNaming, bucket_path, partition_path};
+use crate::read::{FileColumn, FileRead, FileReadSpec};
+use crate::spec::partition::{POSTPONE_BUCKET, PartitionNaming, bucket_path, partition_path};
+use crate::spec::special_fields::{ROW_KIND_COLUMN, VALUE_KIND};
 use crate::spec::{BinaryRow, DataField, DataFileMeta, ManifestEntry, TableSchema};
-use crate::write::postpone::POSTPONE_BUCKET;
-use crate::write::table_write::ROW_KIND_COLUMN;
 
 /// One partition of a postpone-bucket table to compact.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +95,7 @@ pub fn check_postpone_supported(schema: &TableSchema) -> Result<()> {
             "postpone compaction needs a primary-key table with 'bucket' = -2",
         ));
     }
-    super::expire::RecordLevelExpire::try_from_schema(schema, 0)?;
+    crate::read::expire::RecordLevelExpire::try_from_schema(schema, 0)?;
     super::planner::check_compaction_options(&options)
 }
 
@@ -403,7 +402,7 @@ pub fn partition_json(
     schema: &TableSchema,
     partition: &BinaryRow,
 ) -> Result<serde_json::Map<String, serde_json::Value>> {
-    super::planner::partition_json(partition, &partition_fields(schema)?)
+    crate::compact::plan::partition_json(partition, &partition_fields(schema)?)
 }
 
 /// The `plan-compaction` summary of a postpone compaction: per partition, one unit of its

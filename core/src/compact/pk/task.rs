@@ -38,27 +38,28 @@ use arrow_schema::SchemaRef;
 use futures_util::future::BoxFuture;
 
 use super::levels::decode_key;
-use super::planner::PkCompactTask;
+use super::planner::{PkCompactTask, must_rewrite};
 use crate::commit::{CommitMessage, CompactIncrement};
 use crate::error::{Error, Result};
 use crate::format::deletion_vector::{DeletionVector, decode_deletion_vector_index};
+use crate::io::DEFAULT_PUT_PART_BYTES;
 use crate::io::{Io, Machine};
 use crate::merge::{ChangelogMode, MergeConfig, MergeReader, RunSource};
-use crate::read::{FileColumn, FileRead, FileReadSpec, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::read::{FileColumn, FileRead, FileReadSpec};
 use crate::scan::planner::{DeletionFile, INDEX_DIR};
 use crate::scan::split::{KeyedFile, interval_partition};
+use crate::spec::file_names::{DATA_FILE_PREFIX, INDEX_FILE_PREFIX};
+use crate::spec::special_fields::{
+    KEY_FIELD_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_value_fields,
+};
 use crate::spec::{
     ChangelogProducer, CoreOptions, DataField, DataFileMeta, DataType, Datum, DeletionVectorMeta,
     FileSource, IndexFileMeta, TableSchema,
 };
-use crate::write::deletion_vectors::put_dv_index_file;
+use crate::util::NameSource;
+use crate::write::append::deletion_vectors::put_dv_index_file;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
-use crate::write::file::DEFAULT_PUT_PART_BYTES;
-use crate::write::ids::NameSource;
-use crate::write::kv_file::{FinishedKvFile, KvFileBuilder, KvFileSpec, changelog_prefix};
-use crate::write::table_write::{
-    KEY_FIELD_ID_START, SEQUENCE_NUMBER_FIELD_ID, VALUE_KIND_FIELD_ID,
-};
+use crate::write::kv::file::{FinishedKvFile, KvFileBuilder, KvFileSpec, changelog_prefix};
 
 /// What every task of one compaction shares: schemas, options and the host's inputs.
 #[derive(Debug, Clone)]
@@ -82,32 +83,6 @@ pub struct PkCompactStats {
     pub rewritten_files: usize,
     /// Files moved to the output level without a rewrite.
     pub upgraded_files: usize,
-}
-
-/// Whether `task` only moves one file to another level (nothing is rewritten or read),
-/// judged from the metadata as the task would.
-pub fn is_pure_upgrade(task: &PkCompactTask) -> bool {
-    let [f] = task.unit.files.as_slice() else {
-        return false;
-    };
-    !task.unit.file_rewrite
-        && f.level != task.unit.output_level
-        && !must_rewrite(task, f)
-        && (!task.deletion_vectors || f.level != 0 || task.lookup_files.is_empty())
-}
-
-/// The upgrade rules of one file: rewritten alone instead of upgraded when the output is
-/// the max level and the file may hold retractions, with `force_rewrite_all_files`, when
-/// its statistics show rows that record-level expiry drops ([`PkCompactTask::expired_files`]),
-/// when the file has a deletion vector (the rewrite folds it in), or (lookup tables other
-/// than plain `deduplicate`) a level-0 file below the max level.
-fn must_rewrite(task: &PkCompactTask, f: &DataFileMeta) -> bool {
-    let out = task.unit.output_level;
-    (out == task.max_level && f.delete_row_count.is_none_or(|d| d > 0))
-        || task.force_rewrite_all_files
-        || task.expired_files.contains(&f.file_name)
-        || (task.rewrite_level0_upgrades && f.level == 0 && out != task.max_level)
-        || (task.deletion_vectors && f.level == 0 && f.delete_row_count.is_none_or(|d| d > 0))
 }
 
 /// A machine running `task`: emits one [`CommitMessage`] (its `compact_increment`).
@@ -218,36 +193,20 @@ impl<'a> TaskRun<'a> {
         let merge = MergeConfig::from_table_schema(schema)?;
         let trimmed = schema.trimmed_primary_keys()?;
         let mut plain_key_fields = Vec::new();
-        let mut file_fields = Vec::new();
         for k in &trimmed {
             let f = schema
                 .field(k)
                 .ok_or_else(|| Error::invalid(format!("primary key '{k}' is not a column")))?;
             plain_key_fields.push(f.clone());
-            file_fields.push(DataField::new(
-                KEY_FIELD_ID_START + f.id,
-                format!("_KEY_{}", f.name),
-                f.data_type.with_nullable(false),
-            ));
         }
-        file_fields.push(DataField::new(
-            SEQUENCE_NUMBER_FIELD_ID,
-            "_SEQUENCE_NUMBER",
-            DataType::not_null(crate::spec::TypeKind::BigInt),
-        ));
-        file_fields.push(DataField::new(
-            VALUE_KIND_FIELD_ID,
-            "_VALUE_KIND",
-            DataType::not_null(crate::spec::TypeKind::TinyInt),
-        ));
-        file_fields.extend(schema.fields.iter().cloned());
+        let file_fields = key_value_fields(&plain_key_fields, &schema.fields);
         let file_schema = crate::types::paimon_to_arrow_schema(&file_fields)?;
         // Read layout: keys from their value columns (named _KEY_x), system columns, every
         // table field.
         let mut columns = Vec::new();
         for f in &plain_key_fields {
             let mut k = f.clone();
-            k.name = format!("_KEY_{}", f.name);
+            k.name = format!("{KEY_FIELD_PREFIX}{}", f.name);
             columns.push(FileColumn::Field(k));
         }
         columns.push(FileColumn::System(SEQUENCE_NUMBER));
@@ -257,7 +216,7 @@ impl<'a> TaskRun<'a> {
         let mut names = NameSource::new(ctx.seed);
         let prefix = options
             .get("data-file.prefix")
-            .unwrap_or("data-")
+            .unwrap_or(DATA_FILE_PREFIX)
             .to_owned();
         let name_uuid = names.uuid();
         let name_prefix = format!("{prefix}{name_uuid}-");
@@ -315,7 +274,7 @@ impl<'a> TaskRun<'a> {
             })
             .collect();
         let managed_positions =
-            crate::write::managed_blob::ManagedBlobColumns::try_new(schema, &options)?
+            crate::blob::managed::ManagedBlobColumns::try_new(schema, &options)?
                 .map(|m| m.file_positions(trimmed.len()));
         Ok(TaskRun {
             managed_positions,
@@ -387,7 +346,7 @@ impl<'a> TaskRun<'a> {
         let (meta, path) = put_dv_index_file(
             io,
             &dir,
-            format!("index-{}-0", self.index_uuid),
+            format!("{INDEX_FILE_PREFIX}{}-0", self.index_uuid),
             &all,
             self.options.deletion_vectors_bitmap64()?,
         )
@@ -898,7 +857,7 @@ impl<'a> TaskRun<'a> {
     }
 
     /// After a write to `w`: send its laid-out bytes as the next part of its streamed `Put`
-    /// once they reach a part ([`crate::write::file::FileParts`]).
+    /// once they reach a part ([`crate::encode::parts::FileParts`]).
     async fn send_part<T: Send + 'static>(
         &mut self,
         io: &Io<T>,
@@ -918,7 +877,7 @@ impl<'a> TaskRun<'a> {
         if let Some(part) = part {
             self.uploading.insert(part.path.clone());
             // A part is never refused (only the completion can find the name taken).
-            crate::write::file::put_file(io, part).await?;
+            crate::io::put_file(io, part).await?;
         }
         Ok(())
     }
@@ -951,7 +910,7 @@ impl<'a> TaskRun<'a> {
         if let Some(refs) = refs {
             let (sidecar, name) = refs.finish(&self.task.bucket_path, &meta.file_name)?;
             let path = sidecar.path.clone();
-            if !crate::write::file::put_file(io, sidecar).await? {
+            if !crate::io::put_file(io, sidecar).await? {
                 return Err(Error::invalid(format!(
                     "compaction output {} already exists (file name collision)",
                     path
@@ -974,7 +933,7 @@ impl<'a> TaskRun<'a> {
         meta.external_path = external_path;
         let path = put.path.clone();
         self.uploading.remove(&path);
-        if !crate::write::file::put_file(io, put).await? {
+        if !crate::io::put_file(io, put).await? {
             return Err(Error::invalid(format!(
                 "compaction output {path} already exists (file name collision)"
             )));
@@ -1026,7 +985,7 @@ struct CompactRunSource<T> {
     track_positions: bool,
     /// Record-level expiry: drop the expired rows of every batch (the time field's column
     /// index in the read layout).
-    expire: Option<(Arc<super::expire::RecordLevelExpire>, usize)>,
+    expire: Option<(Arc<crate::read::expire::RecordLevelExpire>, usize)>,
     /// With `expire`, the file positions of the rows kept of the last batch.
     kept_positions: Option<ScalarBuffer<i64>>,
 }

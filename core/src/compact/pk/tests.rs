@@ -13,33 +13,18 @@ use super::strategy::{
 };
 use crate::merge::{MemoryRunSource, MergeConfig, MergeEngine, MergeReader, RunSource};
 use crate::spec::{BinaryRow, DataField, DataFileMeta, DataType, SimpleStats, TypeKind};
+use crate::testkit;
 
 static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn file(size: i64, level: i32) -> DataFileMeta {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     DataFileMeta {
-        file_name: format!("f{n}.parquet"),
         file_size: size,
         row_count: 1,
-        min_key: BinaryRow::empty(),
-        max_key: BinaryRow::empty(),
-        key_stats: SimpleStats::empty(),
-        value_stats: SimpleStats::empty(),
-        min_sequence_number: 0,
-        max_sequence_number: 0,
-        schema_id: 0,
         level,
-        extra_files: Vec::new(),
         creation_time_millis: Some(0),
-        delete_row_count: Some(0),
-        embedded_index: None,
-        file_source: None,
-        value_stats_cols: None,
-        external_path: None,
-        first_row_id: None,
-        write_cols: None,
-        write_cols_sequences: None,
+        ..testkit::data_file(format!("f{n}.parquet"))
     }
 }
 
@@ -323,7 +308,7 @@ fn full_compaction_picks() {
 }
 
 fn int_key(v: i32) -> BinaryRow {
-    crate::write::row::binary_row_at(
+    crate::encode::row::binary_row_at(
         &[Arc::new(Int32Array::from(vec![v])) as ArrayRef],
         &[DataType::not_null(TypeKind::Int)],
         0,
@@ -510,11 +495,11 @@ fn pk_schema(options: &str) -> crate::spec::TableSchema {
         r#"{{"fields": [{{"name": "k", "type": "BIGINT NOT NULL"}}, {{"name": "v", "type": "STRING"}}],
         "primaryKeys": ["k"], "options": {{"bucket": "1"{options}}}}}"#
     );
-    crate::write::create::new_table_schema(json.as_bytes(), 0).unwrap()
+    crate::schema::create::new_table_schema(json.as_bytes(), 0).unwrap()
 }
 
 fn long_key(v: i64) -> BinaryRow {
-    crate::write::row::binary_row_at(
+    crate::encode::row::binary_row_at(
         &[Arc::new(Int64Array::from(vec![v])) as ArrayRef],
         &[DataType::not_null(TypeKind::BigInt)],
         0,
@@ -560,7 +545,7 @@ fn planner_rules_per_table_kind() {
     assert!(!t.drop_delete);
     assert_eq!(sizes_of(&t.lookup_files), vec![1000]);
     assert!(t.rewrite_level0_upgrades);
-    assert!(!super::task::is_pure_upgrade(t));
+    assert!(!super::is_pure_upgrade(t));
     assert_eq!(t.max_level, 5);
     assert_eq!(t.bucket_path, "bucket-0");
     // Tasks are serde values.
@@ -676,7 +661,7 @@ fn deletion_vector_tables_compact_as_lookup_tables() {
     );
     assert_eq!(d.cardinality, Some(2));
     assert!(!t.deletion_files.contains_key(&other.file.file_name));
-    assert!(!super::task::is_pure_upgrade(t));
+    assert!(!super::is_pure_upgrade(t));
     // Without vectors, a full compaction of one max-level run has nothing to do.
     let none = plan_pk_compaction(
         &dv,
@@ -706,9 +691,9 @@ fn deletion_vector_tables_compact_as_lookup_tables() {
     clean.file_size = 1 << 30;
     let mut upgrade = t.clone();
     upgrade.unit.files = vec![clean];
-    assert!(!super::task::is_pure_upgrade(&upgrade));
+    assert!(!super::is_pure_upgrade(&upgrade));
     upgrade.lookup_files.clear();
-    assert!(super::task::is_pure_upgrade(&upgrade));
+    assert!(super::is_pure_upgrade(&upgrade));
 }
 
 /// A run whose batches come from files of one level.
@@ -1200,7 +1185,7 @@ fn timed_entry(
         DataType::nullable(TypeKind::Int),
     ];
     let row = |t: Option<i32>| {
-        crate::write::row::binary_row_at(
+        crate::encode::row::binary_row_at(
             &[
                 Arc::new(Int64Array::from(vec![keys.0])) as ArrayRef,
                 Arc::new(Int32Array::from(vec![t])) as ArrayRef,
@@ -1223,7 +1208,7 @@ fn expiring_schema() -> crate::spec::TableSchema {
         br#"{"fields": [{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "t", "type": "INT"}],
         "primaryKeys": ["k"], "options": {"bucket": "1", "record-level.expire-time": "100 s",
         "record-level.time-field": "t"}}"#;
-    crate::write::create::new_table_schema(json, 0).unwrap()
+    crate::schema::create::new_table_schema(json, 0).unwrap()
 }
 
 #[test]
@@ -1308,7 +1293,7 @@ fn agg_schema(fields: &str, options: &str) -> crate::spec::TableSchema {
         "primaryKeys": ["k"], "options": {{"bucket": "1",
         "kernel.compaction.incremental-selection": "true"{options}}}}}"#
     );
-    crate::write::create::new_table_schema(json.as_bytes(), 0).unwrap()
+    crate::schema::create::new_table_schema(json.as_bytes(), 0).unwrap()
 }
 
 #[test]

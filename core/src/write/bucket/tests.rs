@@ -43,12 +43,12 @@ fn murmur_vectors() {
     ];
     for (hex, hash, buckets) in cases {
         let r = row(hex);
-        assert_eq!(bucket_hash(&r), hash, "{hex}");
+        assert_eq!(r.hash_code(), hash, "{hex}");
         for (n, b) in [1, 2, 3, 7, 16].into_iter().zip(buckets) {
             assert_eq!(bucket_of(hash, n), b, "{hex} % {n}");
         }
     }
-    assert_eq!(bucket_hash(&BinaryRow::empty()), -1_670_924_195);
+    assert_eq!(BinaryRow::empty().hash_code(), -1_670_924_195);
 }
 
 #[test]
@@ -67,8 +67,8 @@ fn column_buckets_equal_row_buckets() {
     ];
     let types = vec![t(TypeKind::VarChar { length: 10 }), t(TypeKind::Int)];
     let got = buckets(&columns, &types, 5).unwrap();
-    let rows = crate::write::row::binary_rows(&columns, &types).unwrap();
-    let want: Vec<i32> = rows.iter().map(|r| bucket_of(bucket_hash(r), 5)).collect();
+    let rows = crate::encode::row::binary_rows(&columns, &types).unwrap();
+    let want: Vec<i32> = rows.iter().map(|r| bucket_of(r.hash_code(), 5)).collect();
     assert_eq!(got, want);
     assert_eq!(got[0], bucket_of(231_719_776, 5));
     assert!(buckets(&columns, &types, 0).is_err());
@@ -87,7 +87,7 @@ fn mod_function() {
         f.buckets(std::slice::from_ref(&col), 3).unwrap(),
         vec![2, 1, 0, 1]
     );
-    let rows = crate::write::row::binary_rows(&[col], &[t(TypeKind::Int)]).unwrap();
+    let rows = crate::encode::row::binary_rows(&[col], &[t(TypeKind::Int)]).unwrap();
     let per_row: Vec<i32> = rows.iter().map(|r| f.bucket(r, 3).unwrap()).collect();
     assert_eq!(per_row, vec![2, 1, 0, 1]);
 
@@ -141,7 +141,7 @@ fn hive_function() {
         .wrapping_add(31 * 1234 + 2);
     let want = (expected & i32::MAX) % 8;
     assert_eq!(f.buckets(&columns, 8).unwrap(), vec![want, 0]);
-    let rows = crate::write::row::binary_rows(&columns, &types).unwrap();
+    let rows = crate::encode::row::binary_rows(&columns, &types).unwrap();
     assert_eq!(f.bucket(&rows[0], 8).unwrap(), want);
     assert_eq!(f.bucket(&rows[1], 8).unwrap(), 0);
 

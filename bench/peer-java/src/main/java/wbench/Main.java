@@ -233,7 +233,9 @@ public class Main {
             case "de":
                 {
                     List<DataEvolutionCompactTask> ts =
-                            new DataEvolutionCompactCoordinator(table, false, false).plan();
+                            new DataEvolutionCompactCoordinator(
+                                            table, false, false, table.latestSnapshot().get())
+                                    .plan();
                     for (DataEvolutionCompactTask t : ts) {
                         msgs.add(t.doCompact(table, user));
                     }

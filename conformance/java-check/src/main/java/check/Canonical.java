@@ -7,6 +7,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
 
+import org.apache.paimon.data.Blob;
+import org.apache.paimon.data.BlobView;
 import org.apache.paimon.data.DataGetters;
 import org.apache.paimon.data.InternalArray;
 import org.apache.paimon.data.InternalMap;
@@ -126,8 +128,18 @@ final class Canonical {
                 sb.append('"');
                 break;
             case BLOB:
-                blob(sb, g.getBlob(pos).toData());
-                break;
+                {
+                    // An unresolved view (blob-view.resolve.enabled = false) has no bytes of
+                    // its own: it is printed as the view struct it was read as (what
+                    // paimon-kernel returns for it), re-serialized by BlobViewStruct.
+                    Blob b = g.getBlob(pos);
+                    blob(
+                            sb,
+                            b instanceof BlobView && !((BlobView) b).isResolved()
+                                    ? ((BlobView) b).viewStruct().serialize()
+                                    : b.toData());
+                    break;
+                }
             case DATE:
                 sb.append('"');
                 date(sb, g.getInt(pos));

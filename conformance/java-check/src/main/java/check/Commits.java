@@ -14,7 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Java Paimon 1.4.2 committing many small batches to one table, to race other committers:
+ * Java Paimon 2.0.0 committing many small batches to one table, to race other committers:
  *
  * <pre>
  * commits TABLE_DIR W N    N batch commits, each of the one row (w = W, i = 0..N-1) of a table

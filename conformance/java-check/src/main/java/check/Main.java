@@ -29,10 +29,10 @@ import org.apache.paimon.types.DataField;
 import org.apache.paimon.types.RowType;
 
 /**
- * java-check: prints the rows Java Paimon 1.4.2 reads from a table, one canonical JSON object a
+ * java-check: prints the rows Java Paimon 2.0.0 reads from a table, one canonical JSON object a
  * line (the encoding of {@code paimon-kernel scan --format jsonl}, see {@link Canonical}). The
- * tests of paimon-kernel run it as {@code /work/java-check/read TABLE [FLAGS]}; README.md lists
- * the flags.
+ * tests of paimon-kernel run it as {@code DIR/read TABLE [FLAGS]} (DIR: see install.sh);
+ * README.md lists the flags.
  */
 public final class Main {
 
@@ -180,6 +180,23 @@ public final class Main {
 
     /** Opens the table with the dynamic options and prints the rows of every split. */
     static void read(Args a, Writer out) throws IOException {
+        Opened t = open(a);
+        print(t.builder.newScan().plan().splits(), t, a, out);
+    }
+
+    /** A table opened for a read: its read builder and the row type read. */
+    static final class Opened {
+        final ReadBuilder builder;
+        final RowType readType;
+
+        Opened(ReadBuilder builder, RowType readType) {
+            this.builder = builder;
+            this.readType = readType;
+        }
+    }
+
+    /** Opens the table of {@code a} with its dynamic options, branch, system table, columns. */
+    static Opened open(Args a) {
         // The branch picks the schema the table is opened with; the other options are applied
         // by copy(), as a catalog's dynamic options are (a fallback-branch table maps a
         // scan.snapshot-id to the other branch's snapshot of that time only there).
@@ -207,8 +224,13 @@ public final class Main {
         if (a.columns != null) {
             builder.withReadType(readType);
         }
-        List<Split> splits = builder.newScan().plan().splits();
-        TableRead tableRead = builder.newRead();
+        return new Opened(builder, readType);
+    }
+
+    /** Prints the rows of {@code splits}, read with {@code t}'s reader, in split order. */
+    static void print(List<? extends Split> splits, Opened t, Args a, Writer out)
+            throws IOException {
+        TableRead tableRead = t.builder.newRead();
         Canonical canonical = new Canonical();
         StringBuilder line = new StringBuilder(256);
         for (Split split : splits) {
@@ -222,7 +244,7 @@ public final class Main {
                             if (a.rowKind) {
                                 line.append(row.getRowKind().shortString()).append('\t');
                             }
-                            canonical.row(line, row, readType);
+                            canonical.row(line, row, t.readType);
                             line.append('\n');
                             out.append(line);
                         }

@@ -1,6 +1,10 @@
 package check;
 
 import org.apache.paimon.CoreOptions;
+import org.apache.paimon.Snapshot;
+import org.apache.paimon.append.AppendCompactTask;
+import org.apache.paimon.append.dataevolution.DataEvolutionCompactTask;
+import org.apache.paimon.types.RowType;
 import org.apache.paimon.KeyValueFileStore;
 import org.apache.paimon.compact.CompactUnit;
 import org.apache.paimon.data.BinaryRow;
@@ -30,28 +34,41 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * plan TABLE_DIR [--full]: the compaction Java Paimon 1.4.2 plans for every bucket of a
+ * plan TABLE_DIR [--full]: the compaction Java Paimon 2.0.0 plans for every bucket of a
  * primary-key table's latest snapshot, one JSON line per bucket with a unit: {"bucket": B,
  * "output_level": L, "files": [sorted names]}, in bucket then first-file order. One trigger of
  * the strategy MergeTreeCompactManagerFactory builds (universal, ForceUpLevel0Compaction for
  * lookup tables and compaction.force-up-level-0), or CompactStrategy.pickFullCompaction with
  * --full (no deletion-vector maintainer, no record-level expiry), filtered as
  * MergeTreeCompactManager#triggerCompaction filters a normal pick.
+ *
+ * <p>plan TABLE_DIR --append | --data-evolution: the tasks of the append or data-evolution
+ * compaction coordinator instead (see {@link #tasks}).
  */
 public final class Plan {
 
     private Plan() {}
 
     public static void main(String[] argv) throws Exception {
+        System.exit(run(argv));
+    }
+
+    /** Prints the plan of one command line to stdout; the exit code (2: bad command line). */
+    static int run(String[] argv) {
         if (argv.length < 1) {
-            System.err.println("usage: plan TABLE_DIR [--full]");
-            System.exit(2);
+            System.err.println("usage: plan TABLE_DIR [--full | --append | --data-evolution]");
+            return 2;
         }
-        boolean full = argv.length > 1 && "--full".equals(argv[1]);
+        String mode = argv.length > 1 ? argv[1] : "";
         Map<String, String> open = new LinkedHashMap<>();
         open.put("path", new File(argv[0]).getAbsolutePath());
         FileStoreTable table =
                 FileStoreTableFactory.create(LocalFileIO.create(), Options.fromMap(open));
+        if ("--append".equals(mode) || "--data-evolution".equals(mode)) {
+            tasks(table.copy(Collections.singletonMap("write-only", "false")), mode);
+            return 0;
+        }
+        boolean full = "--full".equals(mode);
         CoreOptions options = table.coreOptions();
         KeyValueFileStore store = (KeyValueFileStore) table.store();
         Comparator<InternalRow> keys = store.newKeyComparator();
@@ -77,7 +94,7 @@ public final class Plan {
                                 options.forceRewriteAllFiles());
             } else {
                 unit =
-                        strategy(options)
+                        strategy(options, b.getValue())
                                 .pick(levels.numberOfLevels(), runs)
                                 .filter(u -> !u.files().isEmpty())
                                 .filter(
@@ -108,16 +125,66 @@ public final class Plan {
         for (String l : lines) {
             System.out.println(l);
         }
+        return 0;
     }
 
-    /** The normal-compaction strategy of MergeTreeCompactManagerFactory (1.4.2). */
-    private static CompactStrategy strategy(CoreOptions options) {
+    /**
+     * The tasks of the append (AppendCompactCoordinator, one batch run) or data-evolution
+     * (DataEvolutionCompactCoordinator on the latest snapshot, blob files with
+     * blob-compaction.enabled) coordinator, one JSON line each in the coordinator's order:
+     * {"partition": {canonical partition values}, "bucket": 0, "output_level": null, "files":
+     * [names in the task's order]}.
+     */
+    private static void tasks(FileStoreTable table, String mode) {
+        List<BinaryRow> partitions = new ArrayList<>();
+        List<List<DataFileMeta>> files = new ArrayList<>();
+        if ("--append".equals(mode)) {
+            for (AppendCompactTask t : Write.appendTasks(table)) {
+                partitions.add(t.partition());
+                files.add(t.compactBefore());
+            }
+        } else {
+            Snapshot snapshot = table.snapshotManager().latestSnapshot();
+            if (snapshot != null) {
+                for (DataEvolutionCompactTask t : Write.dataEvolutionTasks(table, snapshot)) {
+                    partitions.add(t.partition());
+                    files.add(t.compactBefore());
+                }
+            }
+        }
+        RowType partitionType = table.schema().logicalPartitionType();
+        Canonical canonical = new Canonical();
+        for (int i = 0; i < files.size(); i++) {
+            StringBuilder sb = new StringBuilder("{\"partition\":");
+            canonical.row(sb, partitions.get(i), partitionType);
+            sb.append(",\"bucket\":0,\"output_level\":null,\"files\":[");
+            List<DataFileMeta> task = files.get(i);
+            for (int j = 0; j < task.size(); j++) {
+                sb.append(j == 0 ? "\"" : ",\"").append(task.get(j).fileName()).append('"');
+            }
+            System.out.println(sb.append("]}"));
+        }
+    }
+
+    /**
+     * The normal-compaction strategy of MergeTreeCompactManagerFactory#createCompactStrategy
+     * (2.0.0): the early full compaction starts from the newest creation time of the bucket's
+     * max-level files.
+     */
+    private static CompactStrategy strategy(CoreOptions options, List<DataFileMeta> files) {
+        int maxLevel = options.numLevels() - 1;
+        long newest = -1;
+        for (DataFileMeta f : files) {
+            if (f.level() == maxLevel) {
+                newest = Math.max(newest, f.creationTimeEpochMillis());
+            }
+        }
         UniversalCompaction universal =
                 new UniversalCompaction(
                         options.maxSizeAmplificationPercent(),
                         options.sortedRunSizeRatio(),
                         options.numSortedRunCompactionTrigger(),
-                        EarlyFullCompaction.create(options),
+                        EarlyFullCompaction.create(options, newest < 0 ? null : newest),
                         OffPeakHours.create(options));
         if (options.needLookup()) {
             Integer interval = null;

@@ -68,20 +68,20 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code run SCENARIO.json WAREHOUSE}: Java Paimon 1.4.2 running a scenario of
+ * {@code run SCENARIO.json WAREHOUSE}: Java Paimon 2.0.0 running a scenario of
  * conformance/scenarios (create, write, delete, update, alter, compact, tag, rollback,
  * checkpoint), as {@code paimon-kernel run} does, and writing {@code WAREHOUSE/<table>.expected.json}
  * (generator.tool "java-check run").
  *
  * <p>Exit 0: every checkpoint read its rows; 1: an error or a checkpoint that differs (both row
- * lists on stderr); 2: bad command line; 3: a step Java 1.4.2's core API cannot run
+ * lists on stderr); 2: bad command line; 3: a step Java 2.0.0's core API cannot run
  * ("unsupported scenario step OP: why").
  */
 public final class Run {
 
     private Run() {}
 
-    /** A step the core API of Java Paimon 1.4.2 cannot run. */
+    /** A step the core API of Java Paimon 2.0.0 cannot run. */
     static final class Unsupported extends RuntimeException {
         Unsupported(String op, String why) {
             super("unsupported scenario step " + op + ": " + why);
@@ -686,7 +686,7 @@ public final class Run {
         } else {
             throw new Unsupported(
                     "delete",
-                    "append table without deletion vectors: Java 1.4.2 deletes such rows only in"
+                    "append table without deletion vectors: Java 2.0.0 deletes such rows only in"
                             + " Spark/Flink (rewriting files)");
         }
     }
@@ -828,147 +828,15 @@ public final class Run {
      */
     static void update(JsonNode step, String location) throws Exception {
         FileStoreTable table = open(location);
-        if (!table.coreOptions().rowTrackingEnabled() || !table.coreOptions().dataEvolutionEnabled()) {
-            throw new Unsupported(
-                    "update", "only data-evolution tables (row-tracking and data-evolution enabled) are updated by _ROW_ID");
-        }
-        if (!table.partitionKeys().isEmpty()) {
-            throw new Unsupported("update", "partitioned data-evolution table");
-        }
-        RowType type = table.rowType();
         JsonNode rowsNode = step.get("rows");
         if (rowsNode == null || !rowsNode.isArray()) {
             throw new IllegalArgumentException("'rows' must be a list of objects");
         }
-        // The updated columns (table order) and the updates by row id.
-        Set<String> columns = new LinkedHashSet<>();
-        TreeMap<Long, JsonNode> updates = new TreeMap<>();
-        for (JsonNode r : rowsNode) {
-            JsonNode id = r.get("_ROW_ID");
-            if (id == null || !id.canConvertToLong()) {
-                throw new IllegalArgumentException("update row without _ROW_ID: " + r);
-            }
-            for (Iterator<String> it = r.fieldNames(); it.hasNext(); ) {
-                String f = it.next();
-                if (!"_ROW_ID".equals(f)) {
-                    if (!type.containsField(f)) {
-                        throw new IllegalArgumentException("update: no column " + f);
-                    }
-                    columns.add(f);
-                }
-            }
-            updates.put(id.asLong(), r);
-        }
-        if (updates.isEmpty()) {
-            return;
-        }
-        List<DataField> writeFields = new ArrayList<>();
-        for (DataField f : type.getFields()) {
-            if (columns.contains(f.name())) {
-                writeFields.add(f);
-            }
-        }
-        RowType writeType = new RowType(writeFields);
-        // Current values of those columns by row id.
-        RowType readType = SpecialFields.rowTypeWithRowTracking(type);
-        List<DataField> rf = new ArrayList<>(writeFields);
-        rf.add(readType.getField(SpecialFields.ROW_ID.name()));
-        RowType idType = new RowType(rf);
-        InternalRowSerializer ser = new InternalRowSerializer(writeType);
-        Map<Long, InternalRow> current = new HashMap<>();
-        ReadBuilder rb = table.newReadBuilder().withReadType(idType);
-        TableRead read = rb.newRead();
-        int idPos = writeFields.size();
-        for (Split split : rb.newScan().plan().splits()) {
-            try (RecordReader<InternalRow> reader = read.createReader(split)) {
-                reader.forEachRemaining(
-                        row -> {
-                            GenericRow g = new GenericRow(writeFields.size());
-                            for (int i = 0; i < writeFields.size(); i++) {
-                                g.setField(
-                                        i,
-                                        InternalRow.createFieldGetter(writeFields.get(i).type(), i)
-                                                .getFieldOrNull(row));
-                            }
-                            current.put(row.getLong(idPos), ser.copy(g));
-                        });
-            }
-        }
-        // Row ranges of the latest snapshot.
-        TreeMap<Long, Long> ranges = new TreeMap<>();
-        BinaryRow partition = BinaryRow.EMPTY_ROW;
-        for (ManifestEntry e : table.store().newScan().plan().files()) {
-            Long first = e.file().firstRowId();
-            if (first == null) {
-                throw new IllegalStateException("file " + e.file().fileName() + " has no first_row_id");
-            }
-            ranges.merge(first, e.file().rowCount(), Math::max);
-            partition = e.partition();
-        }
-        for (Long id : updates.keySet()) {
-            Map.Entry<Long, Long> r = ranges.floorEntry(id);
-            if (r == null || id >= r.getKey() + r.getValue()) {
-                throw new IllegalArgumentException("_ROW_ID " + id + " is not in the table");
-            }
-        }
-        List<CommitMessage> messages = new ArrayList<>();
-        BatchWriteBuilder builder = table.newBatchWriteBuilder();
-        for (Map.Entry<Long, Long> r : ranges.entrySet()) {
-            long start = r.getKey();
-            long count = r.getValue();
-            if (updates.subMap(start, start + count).isEmpty()) {
-                continue;
-            }
-            try (BatchTableWrite write = builder.newWrite()) {
-                write.withWriteType(writeType);
-                for (long id = start; id < start + count; id++) {
-                    InternalRow old = current.get(id);
-                    if (old == null) {
-                        throw new IllegalStateException("row " + id + " was not read");
-                    }
-                    GenericRow row = new GenericRow(writeFields.size());
-                    JsonNode upd = updates.get(id);
-                    for (int i = 0; i < writeFields.size(); i++) {
-                        DataField f = writeFields.get(i);
-                        if (upd != null && upd.has(f.name())) {
-                            row.setField(i, Write.value(upd.get(f.name()), f.type(), f.name()));
-                        } else {
-                            row.setField(
-                                    i, InternalRow.createFieldGetter(f.type(), i).getFieldOrNull(old));
-                        }
-                    }
-                    write.write(row);
-                }
-                for (CommitMessage m : write.prepareCommit()) {
-                    CommitMessageImpl c = (CommitMessageImpl) m;
-                    List<DataFileMeta> files = c.newFilesIncrement().newFiles();
-                    long total = 0;
-                    List<DataFileMeta> assigned = new ArrayList<>();
-                    for (DataFileMeta f : files) {
-                        assigned.add(f.assignFirstRowId(start + total));
-                        total += f.rowCount();
-                    }
-                    if (!files.isEmpty() && total != count) {
-                        throw new IllegalStateException(
-                                "wrote " + total + " rows for the range of " + count + " at " + start);
-                    }
-                    messages.add(
-                            new CommitMessageImpl(
-                                    c.partition(),
-                                    c.bucket(),
-                                    c.totalBuckets(),
-                                    new DataIncrement(
-                                            assigned,
-                                            c.newFilesIncrement().deletedFiles(),
-                                            c.newFilesIncrement().changelogFiles(),
-                                            c.newFilesIncrement().newIndexFiles(),
-                                            c.newFilesIncrement().deletedIndexFiles()),
-                                    c.compactIncrement()));
-                }
-            }
-        }
-        try (BatchTableCommit commit = builder.newCommit()) {
-            commit.commit(messages);
+        List<JsonNode> rows = new ArrayList<>();
+        rowsNode.forEach(rows::add);
+        List<CommitMessage> messages = Write.update(table, rows, false);
+        if (!messages.isEmpty()) {
+            Write.commit(table, messages);
         }
     }
 
@@ -1060,6 +928,16 @@ public final class Run {
         // A compaction job compacts a write-only table as if it were not write-only (Flink's
         // CompactAction and Spark's compact procedure copy it with write-only=false).
         table = table.copy(Collections.singletonMap("write-only", "false"));
+        if (table.coreOptions().rowTrackingEnabled() && table.coreOptions().dataEvolutionEnabled()) {
+            if (partition != null) {
+                throw new Unsupported("compact", "'partition' on a data-evolution table");
+            }
+            List<CommitMessage> messages = Write.compactDataEvolution(table);
+            if (!messages.isEmpty()) {
+                Write.commit(table, messages);
+            }
+            return;
+        }
         if (table.bucketMode() == BucketMode.BUCKET_UNAWARE) {
             compactUnaware(table, partition);
             return;
@@ -1090,7 +968,7 @@ public final class Run {
                 commit.commit(write.prepareCommit());
             }
         } else {
-            Write.compact(table, full);
+            Write.commit(table, Write.compact(table, full));
         }
     }
 
@@ -1104,26 +982,12 @@ public final class Run {
         if (partition != null) {
             throw new Unsupported("compact", "'partition' on an unaware-bucket append table");
         }
-        List<org.apache.paimon.append.AppendCompactTask> tasks =
-                new org.apache.paimon.append.AppendCompactCoordinator(table, false).run();
-        if (tasks.isEmpty()) {
+        List<CommitMessage> messages = Write.compactUnaware(table);
+        if (messages.isEmpty()) {
             System.out.println("  nothing to compact");
             return;
         }
-        List<CommitMessage> messages = new ArrayList<>();
-        String user = UUID.randomUUID().toString();
-        org.apache.paimon.operation.BaseAppendFileStoreWrite write =
-                (org.apache.paimon.operation.BaseAppendFileStoreWrite) table.store().newWrite(user);
-        try {
-            for (org.apache.paimon.append.AppendCompactTask task : tasks) {
-                messages.add(task.doCompact(table, write));
-            }
-        } finally {
-            write.close();
-        }
-        try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
-            commit.commit(messages);
-        }
+        Write.commit(table, messages);
     }
 
     // ------------------------------------------------------------------ checkpoint
