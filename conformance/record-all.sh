@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/paimon-kernel/target}"
-cargo build -q -p paimon-native --bin paimon-kernel
+# The workspace with its tests, as scripts/test-all.sh builds it (one feature set: no rebuilds).
+cargo build -q --workspace --all-targets
 BIN="$CARGO_TARGET_DIR/debug/paimon-kernel"
 TABLES=conformance/tables/corpus.db
 filter="${1:-.}"

@@ -25,15 +25,20 @@ step "wasm: build host-wasm into host-wasm/pkg (dev profile), no imports from en
 scripts/build-wasm.sh
 
 step "wasm: the JS API under Node over corpus tables (node --test)"
-# The views test compares the page's compaction preview with this build's CLI.
-cargo build -p paimon-native --bin paimon-kernel
+# The views test compares the page's compaction preview with this build's CLI. Every cargo
+# command below builds the workspace with its tests (as `cargo test --workspace` does): one
+# feature set for the shared dependencies, so no later step rebuilds them with another one.
+cargo build --workspace --all-targets
+# The conformance tests use this binary instead of running `cargo build` themselves (a cargo
+# run inside a test sees other environment variables, and rebuilds ring and rustls for them).
+export PAIMON_KERNEL_BIN="$CARGO_TARGET_DIR/debug/paimon-kernel"
 (cd host-wasm && node --test tests/node/) 2>&1 | tee "$CARGO_TARGET_DIR/node-test-output.txt"
 
 step "wasm: every conformance case replays byte-identically under Node (node --test)"
 (cd conformance && node --test node/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"
 
 step "test: cargo test --workspace"
-cargo test --workspace 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
+cargo test --workspace --no-fail-fast 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
 
 step "oracle: pypaimon $(sed -n 's/^pypaimon_version=//p' scripts/install-deps.sh) writes fresh tables, paimon-kernel must read them as pypaimon does"
 # Tables the checked-in corpus does not hold: make_corpus.py with a non-default seed, its
@@ -55,7 +60,7 @@ write_tables seed conformance/make_corpus.py
 write_tables wide conformance/oracle_tables.py --profile wide
 write_tables extra conformance/oracle_tables.py
 for w in seed wide extra; do
-  PAIMON_WAREHOUSE="$ORACLE/$w" cargo test -p paimon-conformance --test corpus_scan \
+  PAIMON_WAREHOUSE="$ORACLE/$w" cargo test --workspace --test corpus_scan \
     -- every_read_of_every_table_matches_through_the_cli --nocapture 2>&1 \
     | tee -a "$CARGO_TARGET_DIR/test-output.txt"
 done
@@ -78,7 +83,7 @@ PYR="${PAIMON_RUST_VENV:-$HOME/.cache/paimon-kernel/venv-rust}/bin/python"
 rm -rf "$CARGO_TARGET_DIR/mb-fresh"
 "$PYR" conformance/managed-blob/gen_tables.py "$CARGO_TARGET_DIR/mb-fresh" > "$CARGO_TARGET_DIR/mb-fresh.log" 2>&1 \
   || { cat "$CARGO_TARGET_DIR/mb-fresh.log"; echo "pypaimon-rust could not write the managed-BLOB tables" >&2; exit 1; }
-PAIMON_MANAGED_BLOB_WAREHOUSE="$CARGO_TARGET_DIR/mb-fresh" cargo test -p paimon-conformance --test managed_blob \
+PAIMON_MANAGED_BLOB_WAREHOUSE="$CARGO_TARGET_DIR/mb-fresh" cargo test --workspace --test managed_blob \
   -- pypaimon_rust_tables --nocapture 2>&1 | tee -a "$CARGO_TARGET_DIR/test-output.txt"
 "$PYR" conformance/managed-blob/read_back.py "$CARGO_TARGET_DIR/managed-blob-back" --check 2>&1 \
   | tee "$CARGO_TARGET_DIR/pypaimon-rust-read-back.txt"
@@ -89,13 +94,13 @@ fi
 step "python: the paimon_kernel package (host-python) under pytest: reads, writes, Ray (2 CPUs), Daft, S3 (moto)"
 # install-deps built the package into the venv with maturin (dev profile, this CARGO_TARGET_DIR);
 # the tests compare with the CLI built above, pypaimon 2.1.0 and the Java checker.
-cargo build -p paimon-native --bin paimon-kernel
+cargo build --workspace --all-targets
 PYV="${PAIMON_PY_VENV:-$HOME/.cache/paimon-kernel/venv-py}"
 (cd host-python && PAIMON_KERNEL_CLI="$CARGO_TARGET_DIR/debug/paimon-kernel" RAY_DISABLE_USAGE_STATS=1 \
   "$PYV/bin/python" -m pytest -q -p no:cacheprovider tests/) 2>&1 | tee "$CARGO_TARGET_DIR/pytest-output.txt"
 
 step "browser: the inspector in headless chromium against paimon-kernel serve"
-cargo build -p paimon-native --bin paimon-kernel
+cargo build --workspace --all-targets
 (cd host-wasm && node --test --test-concurrency=1 tests/browser/) 2>&1 | tee -a "$CARGO_TARGET_DIR/node-test-output.txt"
 # Plain closing line for CI: the sums of every libtest 'test result:' line, of the Node
 # test runner's closing counts and of pytest's summary.

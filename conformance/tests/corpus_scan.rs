@@ -18,8 +18,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use support::{
-    ExpectedRead, binary, check_rows, expected_reads, pending, pending_reads, scan_rows, warehouse,
-    warehouse_tables,
+    ExpectedRead, binary, check_rows, expected_reads, pending, pending_reads, scan_rows,
+    sort_elements, warehouse, warehouse_tables,
 };
 
 /// The command line of one read.
@@ -49,7 +49,14 @@ fn scan_args(table_dir: &str, read: &ExpectedRead) -> Vec<String> {
 fn check_read(table: &str, dir: &str, read: &ExpectedRead) -> Result<(), String> {
     let args = scan_args(dir, read);
     let outcome = if read.other_options.is_empty() {
-        scan_rows(&args).and_then(|got| check_rows(table, &read.label, &got, &read.rows))
+        scan_rows(&args).and_then(|got| {
+            check_rows(
+                table,
+                &read.label,
+                &sort_elements(&got, &read.unordered),
+                &sort_elements(&read.rows, &read.unordered),
+            )
+        })
     } else {
         Err(format!(
             "options the CLI cannot express: {:?}",

@@ -2,7 +2,7 @@
 //! the same bytes' split.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use paimon_kernel::scan::split_serializer::{decode, encode};
+use paimon_kernel::commit::split_serializer::{decode, encode};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(split) = decode(data, "file:/t") else {

@@ -399,16 +399,18 @@ impl PyTable {
         split: &PySplit,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let plan = plan_of_split(split);
-        let bytes =
-            paimon_kernel::scan::split_serializer::encode(&plan.splits[0], &self.inner.java_root())
-                .map_err(to_py_err)?;
+        let bytes = paimon_kernel::commit::split_serializer::encode(
+            &plan.splits[0],
+            &self.inner.java_root(),
+        )
+        .map_err(to_py_err)?;
         Ok(PyBytes::new(py, &bytes))
     }
 
     /// A split of this table from Java `DataSplit#serialize` bytes (read with the table's
     /// latest schema, as Java's `TableRead`); `CorruptFile` for malformed bytes.
     fn split_from_java_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<PySplit> {
-        let split = paimon_kernel::scan::split_serializer::decode(data, &self.inner.java_root())
+        let split = paimon_kernel::commit::split_serializer::decode(data, &self.inner.java_root())
             .map_err(to_py_err)?;
         let table = self.native();
         let plan = block(py, async move { table.plan_for_split(split).await }).py_err()?;

@@ -17,7 +17,7 @@ from make_corpus import canon_table, sort_rows
 
 import paimon_kernel as pk
 
-JAVA_READ = Path(os.environ.get("PAIMON_JAVA_CHECK_DIR", str(Path.home() / ".cache/paimon-kernel/java-check"))) / "read"
+JAVA_READ = Path(os.environ.get("PAIMON_JAVA_CHECK_DIR", str(Path.home() / ".cache/paimon-kernel/java-check-2.0.0"))) / "read"
 
 
 def rows(t: pa.Table, key):

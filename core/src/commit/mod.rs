@@ -31,6 +31,7 @@ pub(crate) mod meta_writer;
 pub mod partition_expire;
 pub mod row_tracking;
 pub mod serializer;
+pub mod split_serializer;
 
 #[cfg(test)]
 mod tests;

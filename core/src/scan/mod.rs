@@ -7,6 +7,5 @@ pub mod branch;
 pub mod planner;
 pub mod snapshot_resolver;
 pub mod split;
-pub mod split_serializer;
 
 pub use planner::{DataSplit, DeletionFile, Plan, Pruned, ScanRequest, TableKind, plan_scan};

@@ -192,10 +192,16 @@ fn roll_case(target: &str, full_files: usize) {
     assert!(assigned.iter().all(|e| e.file.min_sequence_number == 3));
 }
 
+/// The normal file rolls as Java's rolling writer does (its size checked every 1,000
+/// records): a full first file of 1,000 rows, then the rest at commit; each closes its own
+/// blob files.
 #[test]
 fn a_rolled_data_file_closes_its_blob_files() {
     let opts = format!(r#"{DE}, "target-file-size": "1 b", "blob.target-file-size": "1 mb""#);
-    let (messages, _) = write(schema(BLOB_FIELDS, &opts), &[blob_batch(2), blob_batch(3)]);
+    let (messages, _) = write(
+        schema(BLOB_FIELDS, &opts),
+        &[blob_batch(600), blob_batch(900)],
+    );
     let metas = new_files(&messages);
     let kinds: Vec<(String, i64)> = metas
         .iter()
@@ -207,12 +213,12 @@ fn a_rolled_data_file_closes_its_blob_files() {
         })
         .collect();
     let want = [
-        ("parquet", 2),
-        ("blob", 2),
-        ("blob", 2),
-        ("parquet", 3),
-        ("blob", 3),
-        ("blob", 3),
+        ("parquet", 1000),
+        ("blob", 1000),
+        ("blob", 1000),
+        ("parquet", 500),
+        ("blob", 500),
+        ("blob", 500),
     ]
     .map(|(k, n)| (k.to_owned(), n));
     assert_eq!(kinds, want);
