@@ -10,15 +10,16 @@ use object_store::path::Path;
 use object_store::{ObjectStore, PutOptions, PutPayload};
 use paimon_native::{ObjectStoreHost, StoreKind, Table, TableLocation};
 
-/// An in-memory store that records the path of every read (`get` without `head`).
+/// An in-memory store that records the path of every read (`get` without `head`) (also used
+/// by the SQL tests).
 #[derive(Debug, Default)]
-struct RecordingStore {
+pub(crate) struct RecordingStore {
     inner: InMemory,
     reads: Mutex<Vec<String>>,
 }
 
 impl RecordingStore {
-    fn take_reads(&self) -> Vec<String> {
+    pub(crate) fn take_reads(&self) -> Vec<String> {
         std::mem::take(&mut *self.reads.lock().unwrap())
     }
 }
@@ -84,7 +85,7 @@ impl ObjectStore for RecordingStore {
     }
 }
 
-async fn recorded_table(schema_json: &str) -> (Table, Arc<RecordingStore>) {
+pub(crate) async fn recorded_table(schema_json: &str) -> (Table, Arc<RecordingStore>) {
     let store = Arc::new(RecordingStore::default());
     let host = ObjectStoreHost::new(TableLocation::from_store(
         Arc::clone(&store) as Arc<dyn ObjectStore>,
@@ -97,7 +98,8 @@ async fn recorded_table(schema_json: &str) -> (Table, Arc<RecordingStore>) {
     (table, store)
 }
 
-fn batch(dt: &str, ks: std::ops::Range<i32>) -> RecordBatch {
+/// Rows `(dt, k, "v{k}")` for `k` in `ks`.
+pub(crate) fn batch(dt: &str, ks: std::ops::Range<i32>) -> RecordBatch {
     let n = ks.len();
     let schema = Schema::new(vec![
         Field::new("dt", DataType::Utf8, false),
@@ -126,7 +128,7 @@ fn schema(bucket: i32) -> String {
 }
 
 /// Write `b` with a new writer and commit it.
-async fn write_commit(table: &Table, b: &RecordBatch) {
+pub(crate) async fn write_commit(table: &Table, b: &RecordBatch) {
     let mut w = table.new_write().await.unwrap();
     w.write(b).await.unwrap();
     let messages = w.prepare_commit().await.unwrap();

@@ -4,18 +4,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+use arrow_array::{Int32Array, RecordBatch, StringArray};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
-use object_store::memory::InMemory;
-use object_store::path::Path as StorePath;
-use object_store::{ObjectStore, PutOptions, PutPayload};
+use paimon_native::Table;
 use paimon_native::sql::{self, PaimonTableProvider};
-use paimon_native::{ObjectStoreHost, StoreKind, Table, TableLocation};
+
+use crate::restore::{batch, recorded_table, write_commit};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tables/corpus.db")
@@ -225,115 +224,6 @@ async fn partition_literals(table: &Table, reference: &SessionContext) -> Vec<St
     out
 }
 
-/// An in-memory store that records the path of every read (`get` without `head`).
-#[derive(Debug, Default)]
-struct RecordingStore {
-    inner: InMemory,
-    reads: Mutex<Vec<String>>,
-}
-
-impl RecordingStore {
-    fn take_reads(&self) -> Vec<String> {
-        std::mem::take(&mut *self.reads.lock().unwrap())
-    }
-}
-
-impl std::fmt::Display for RecordingStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RecordingStore")
-    }
-}
-
-#[async_trait::async_trait]
-impl ObjectStore for RecordingStore {
-    async fn put_opts(
-        &self,
-        location: &StorePath,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<object_store::PutResult> {
-        self.inner.put_opts(location, payload, opts).await
-    }
-    async fn put_multipart_opts(
-        &self,
-        location: &StorePath,
-        opts: object_store::PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-    async fn get_opts(
-        &self,
-        location: &StorePath,
-        options: object_store::GetOptions,
-    ) -> object_store::Result<object_store::GetResult> {
-        if !options.head {
-            self.reads.lock().unwrap().push(location.to_string());
-        }
-        self.inner.get_opts(location, options).await
-    }
-    fn delete_stream(
-        &self,
-        locations: futures::stream::BoxStream<'static, object_store::Result<StorePath>>,
-    ) -> futures::stream::BoxStream<'static, object_store::Result<StorePath>> {
-        self.inner.delete_stream(locations)
-    }
-    fn list(
-        &self,
-        prefix: Option<&StorePath>,
-    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-    async fn list_with_delimiter(
-        &self,
-        prefix: Option<&StorePath>,
-    ) -> object_store::Result<object_store::ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-    async fn copy_opts(
-        &self,
-        from: &StorePath,
-        to: &StorePath,
-        options: object_store::CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-}
-
-async fn recorded_table(schema_json: &str) -> (Table, Arc<RecordingStore>) {
-    let store = Arc::new(RecordingStore::default());
-    let host = ObjectStoreHost::new(TableLocation::from_store(
-        Arc::clone(&store) as Arc<dyn ObjectStore>,
-        StoreKind::Memory,
-        "memory:///",
-    ));
-    let table = Table::create_with_host(host, schema_json.as_bytes())
-        .await
-        .unwrap();
-    (table, store)
-}
-
-fn dt_k_v(dt: &str, ks: std::ops::Range<i32>) -> RecordBatch {
-    let n = ks.len();
-    let schema = Schema::new(vec![
-        Field::new("dt", DataType::Utf8, false),
-        Field::new("k", DataType::Int32, false),
-        Field::new("v", DataType::Utf8, true),
-    ]);
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(dt, n))),
-        Arc::new(Int32Array::from_iter_values(ks.clone())),
-        Arc::new(StringArray::from_iter_values(ks.map(|k| format!("v{k}")))),
-    ];
-    RecordBatch::try_new(Arc::new(schema), cols).unwrap()
-}
-
-async fn write_commit(table: &Table, b: &RecordBatch) {
-    let mut w = table.new_write().await.unwrap();
-    w.write(b).await.unwrap();
-    let messages = w.prepare_commit().await.unwrap();
-    table.new_commit(None).commit(messages).await.unwrap();
-}
-
 fn data_reads(reads: &[String]) -> Vec<String> {
     reads
         .iter()
@@ -356,7 +246,7 @@ async fn a_partition_filter_reads_only_that_partitions_files() {
         .enumerate()
     {
         let base = i32::try_from(i).unwrap() * 100;
-        write_commit(&table, &dt_k_v(dt, base..base + 100)).await;
+        write_commit(&table, &batch(dt, base..base + 100)).await;
     }
     let ctx = sql::session();
     sql::register_scan(&ctx, "t", table.scan()).await.unwrap();
@@ -407,7 +297,7 @@ async fn a_limit_reads_one_split() {
         {"name": "v", "type": "STRING"}], "options": {"bucket": "4", "bucket-key": "k"}}"#,
     )
     .await;
-    write_commit(&table, &dt_k_v("x", 0..1_000_000)).await;
+    write_commit(&table, &batch("x", 0..1_000_000)).await;
     let plan = table.scan().plan().await.unwrap();
     assert_eq!(plan.splits.len(), 4);
     let ctx = sql::session();
