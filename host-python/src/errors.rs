@@ -86,9 +86,15 @@ fn kernel_err(e: &paimon_kernel::Error, message: String) -> PyErr {
 
 /// The exception of a native-host error.
 pub fn native_err(e: paimon_native::Error) -> PyErr {
-    use paimon_native::Error as E;
     let message = e.to_string();
-    match &e {
+    native_err_with(&e, message)
+}
+
+/// The exception class of a native-host error, with `message` (e.g. the text of a DataFusion
+/// error that wraps it).
+pub fn native_err_with(e: &paimon_native::Error, message: String) -> PyErr {
+    use paimon_native::Error as E;
+    match e {
         E::Location { .. } => InvalidInput::new_err(message),
         E::ObjectStore { .. } => IoError::new_err(message),
         E::NotATable { .. } => NotFound::new_err(message),

@@ -18,6 +18,7 @@
 
 mod convert;
 mod errors;
+mod sql;
 mod values;
 
 use std::collections::BTreeMap;
@@ -693,6 +694,17 @@ impl PyTable {
         format!("Table({:?})", self.inner.location())
     }
 
+    /// The table (latest snapshot of its branch) as a datafusion-python table provider
+    /// (`datafusion_table_provider` capsule, datafusion-ffi 55): `session` is the
+    /// `SessionContext` it is registered with (or its logical-extension-codec capsule).
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        sql::table_provider_capsule(py, self, session)
+    }
+
     fn __reduce__(&self, py: Python<'_>) -> PyResult<Reduced<(String, Py<PyAny>)>> {
         let f = py
             .import("paimon_kernel._native")?
@@ -880,6 +892,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySplit>()?;
     m.add_class::<PyCommitMessage>()?;
     m.add_class::<PyCompactTask>()?;
+    m.add_class::<sql::PyWarehouse>()?;
+    m.add_function(wrap_pyfunction!(sql::_sql, m)?)?;
     m.add_function(wrap_pyfunction!(open_table, m)?)?;
     m.add_function(wrap_pyfunction!(create_table, m)?)?;
     m.add_function(wrap_pyfunction!(_schema_roundtrip, m)?)?;

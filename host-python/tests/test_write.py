@@ -8,6 +8,7 @@ import pickle
 import random
 import shutil
 import subprocess
+import time
 import json
 from pathlib import Path
 
@@ -250,6 +251,107 @@ def test_ray_compaction_equals_cli_compact(ray_cluster, tmp_path, cli):
         per_bucket = lambda tb: sorted((f["bucket"], f["level"], f["record_count"]) for f in tb.files())  # noqa: E731
         assert per_bucket(t) == per_bucket(c), kind
         assert compact(t.uri, full=False)["tasks"] == 0 or kind == "append"
+
+
+def test_ray_compaction_with_a_concurrent_writer(ray_cluster, tmp_path, monkeypatch):
+    """A writer that commits while the Ray compaction tasks run: both commits land and no row
+    is lost; a concurrent compaction of the same files makes ours raise CommitConflict,
+    publish nothing and delete its outputs."""
+    from paimon_kernel.ray import compact
+
+    schema = dict(TABLE_KINDS["pk_dedup"])
+    t = new_table(tmp_path, "pk", schema)
+    for i in range(3):
+        t.write_arrow(data(i * 40, i * 40 + 60))
+    original = pk.Table.commit
+    calls = []
+
+    def commit_after_a_concurrent_write(self, messages, commit_identifier=None, commit_user=None):
+        if not calls:
+            calls.append("writer")
+            other = pk.open_table(t.uri)
+            other.write_arrow(data(1000, 1010))
+        return original(self, messages, commit_identifier=commit_identifier, commit_user=commit_user)
+
+    monkeypatch.setattr(pk.Table, "commit", commit_after_a_concurrent_write)
+    out = compact(t.uri, full=True)
+    monkeypatch.setattr(pk.Table, "commit", original)
+    assert calls == ["writer"] and out["commit"]["snapshot_ids"]
+    kinds = [s["commitKind"] for s in t.snapshots()]
+    assert kinds[-2:] == ["APPEND", "COMPACT"], kinds
+    got = t.scan().to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(140)) + list(range(1000, 1010))
+    assert rows(pypaimon_read(Path(t.uri.removeprefix("file://"))), ["id"]) == rows(got, ["id"])
+
+    # A concurrent full compaction removes our inputs: ours conflicts and leaves nothing.
+    t.write_arrow(data(2000, 2010))
+    before = t.latest_snapshot_id()
+    data_dir = Path(t.uri.removeprefix("file://"))
+    disk = lambda: {p.name for p in data_dir.glob("bucket-*/*") if p.is_file()}  # noqa: E731
+    disk_before = disk()
+
+    def commit_after_a_concurrent_compaction(self, messages, commit_identifier=None, commit_user=None):
+        if len(calls) == 1:
+            calls.append("compaction")
+            pk.open_table(t.uri).compact(full=True)
+        return original(self, messages, commit_identifier=commit_identifier, commit_user=commit_user)
+
+    monkeypatch.setattr(pk.Table, "commit", commit_after_a_concurrent_compaction)
+    with pytest.raises(pk.CommitConflict):
+        compact(t.uri, full=True)
+    monkeypatch.setattr(pk.Table, "commit", original)
+    assert t.latest_snapshot_id() == before + 1  # the other compaction only
+    live = {Path(f["file_path"]).name for f in t.files()}
+    # Only the other compaction's outputs are new on disk: ours were deleted.
+    assert disk() - disk_before == live - disk_before, "our compaction's outputs were deleted"
+    assert sorted(t.scan().to_arrow().column("id").to_pylist()) == list(range(140)) + list(range(1000, 1010)) + list(range(2000, 2010))
+
+
+@pytest.mark.parametrize("kind", ["append", "pk_dedup"])
+def test_write_paimon_commits_periodically(ray_cluster, tmp_path, kind):
+    import ray
+
+    from paimon_kernel.ray import write_paimon
+
+    t = new_table(tmp_path, kind, TABLE_KINDS[kind])
+    blocks = [data(i * 100, i * 100 + 100) for i in range(6)]
+    out = write_paimon(ray.data.from_arrow(blocks), t.uri, commit_interval_seconds=0)
+    assert out["commits"] >= 2 and len(out["snapshot_ids"]) == out["commits"], out
+    assert [s["id"] for s in t.snapshots()] == out["snapshot_ids"]
+    got = t.scan().to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(600))
+    assert rows(pypaimon_read(Path(t.uri.removeprefix("file://"))), ["id"]) == rows(got, ["id"])
+    theirs, mine = java_read(Path(t.uri.removeprefix("file://")), got, ["id", "v"])
+    assert [(r["id"], r["v"]) for r in theirs] == [(r["id"], r["v"]) for r in mine]
+    # A long interval: one commit at the end.
+    out = write_paimon(ray.data.from_arrow(blocks[:2]), t.uri, commit_interval_seconds=3600)
+    assert out["commits"] == 1
+
+
+def test_periodic_commits_survive_a_later_failure(ray_cluster, tmp_path):
+    import ray
+
+    from paimon_kernel.ray import write_paimon
+
+    t = new_table(tmp_path, "append", TABLE_KINDS["append"])
+
+    def late_failure(batch):
+        if 500 in batch["id"].to_pylist():
+            time.sleep(3)
+            raise ValueError("boom late")
+        return batch
+
+    blocks = [data(i * 100, i * 100 + 100) for i in range(6)]
+    src = ray.data.from_arrow(blocks).map_batches(late_failure, batch_format="pyarrow", batch_size=None)
+    with pytest.raises(Exception, match="boom late"):
+        write_paimon(src, t.uri, commit_interval_seconds=0, ray_remote_args={"max_retries": 0})
+    ids = sorted(t.scan().to_arrow().column("id").to_pylist())
+    # What was committed stays, whole blocks only, never the failed one, never twice.
+    assert ids and len(ids) == len(set(ids)) and len(ids) % 100 == 0
+    assert not any(500 <= i < 600 for i in ids)
+    assert {i // 100 for i in ids} <= {0, 1, 2, 3, 4}
+    with pytest.raises(pk.InvalidInput, match="overwrite"):
+        write_paimon(ray.data.from_arrow(blocks[:1]), t.uri, mode="overwrite", commit_interval_seconds=1)
 
 
 def test_local_plan_and_run_compaction_tasks_with_pickled_tasks(tmp_path):

@@ -10,6 +10,9 @@ interfaces (no copies); the GIL is released while the kernel works.
 
 Scale-out: ``paimon_kernel.ray`` (``read_paimon``, ``write_paimon``, ``compact``) and
 ``paimon_kernel.daft`` (``read_paimon``, ``write_paimon``, ``compact``).
+
+SQL: ``paimon_kernel.sql(query, tables={...}, warehouse=...)`` (DataFusion), and a ``Table``
+or ``Warehouse`` registers with datafusion-python's ``SessionContext``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ._native import (
     PaimonError,
     Split,
     Unsupported,
+    Warehouse,
 )
 
 __version__ = _native.__version__
@@ -50,6 +54,8 @@ __all__ = [
     "CorruptFile",
     "NotFound",
     "IoError",
+    "Warehouse",
+    "sql",
 ]
 
 
@@ -342,6 +348,41 @@ class Table:
     def rollback_to(self, target: Union[int, str]) -> Dict[str, Any]:
         """Roll back to snapshot ``target`` (int) or tag ``target`` (str)."""
         return self._native.rollback_to(target)
+
+    def __datafusion_table_provider__(self, session: Any) -> Any:
+        """The table (latest snapshot of its branch) as a datafusion-python 55 table provider
+        capsule, so that ``datafusion.SessionContext().register_table("t", table)`` works:
+        projection, filters and ``LIMIT`` are pushed into the kernel's scan, and the kernel
+        reads the splits (merge-on-read, deletion vectors, data evolution)."""
+        return self._native.__datafusion_table_provider__(session)
+
+
+def sql(
+    query: str,
+    tables: Optional[Dict[str, Union[str, "Table"]]] = None,
+    warehouse: Optional[Union[str, Warehouse]] = None,
+) -> pa.Table:
+    """Run SQL ``query`` (DataFusion's dialect) over ``tables`` (name -> ``Table`` or URI;
+    each also answers ``name$snapshots``, ``name$schemas``, ``name$tags``,
+    ``name$manifests`` and ``name$files``) and a filesystem ``warehouse`` (a URI or
+    ``Warehouse``: its tables as ``db.table`` and ``paimon.db.table``). Returns a
+    ``pyarrow.Table`` (with the result's schema when there are no rows).
+
+    ``INSERT INTO t SELECT ...`` and ``INSERT OVERWRITE`` write through the kernel's writers
+    and commit once; the result is the row count. Raises ``InvalidInput`` for bad SQL, an
+    unknown table or column and a type mismatch, ``Unsupported`` for what the kernel or
+    DataFusion does not support, and the read's own error when a table cannot be read."""
+    named = []
+    for name, t in (tables or {}).items():
+        if isinstance(t, Table):
+            named.append((name, t._native))
+        elif isinstance(t, str):
+            named.append((name, _native.open_table(t, None)))
+        else:
+            raise TypeError(f"tables[{name!r}]: expected a paimon_kernel.Table or a URI, got {type(t).__name__}")
+    if isinstance(warehouse, str):
+        warehouse = Warehouse(warehouse)
+    return _native._sql(query, named, warehouse)
 
 
 def _is_expression(f: Any) -> bool:

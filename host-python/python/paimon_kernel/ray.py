@@ -10,6 +10,8 @@
   task. A failed job publishes nothing; its completed tasks' files are orphans that
   :meth:`~paimon_kernel.Table.remove_orphan_files` removes. A retried task does not double
   rows: only the messages of the attempt that returned are committed.
+  With ``commit_interval_seconds`` the driver commits as blocks are written (periodic
+  commits for long jobs).
 * :func:`compact` — plan on the driver, one Ray task per compaction task, one commit.
 
 Mirrors ``pypaimon.ray`` (2.1.0) where it has the same function.
@@ -17,6 +19,8 @@ Mirrors ``pypaimon.ray`` (2.1.0) where it has the same function.
 
 from __future__ import annotations
 
+import pickle
+import time
 import uuid
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -276,16 +280,31 @@ def write_paimon(
     commit_user: Optional[str] = None,
     concurrency: Optional[int] = None,
     ray_remote_args: Optional[Dict[str, Any]] = None,
+    commit_interval_seconds: Optional[float] = None,
 ) -> Dict[str, Any]:
     """Write a ``ray.data.Dataset`` to the Paimon table at ``uri`` in one commit.
 
     ``mode``: ``"append"`` or ``"overwrite"`` (with ``static_partition``: that partition;
     without: the partitions written, per ``dynamic-partition-overwrite``). Returns the commit
     outcome (``snapshot_ids``...). Rows that do not fit the table fail the job naming the
-    column; nothing is committed then."""
+    column; nothing is committed then.
+
+    ``commit_interval_seconds``: periodic commits for long jobs (``mode="append"`` only).
+    Each write task returns its commit messages as soon as its block is written, and the
+    driver commits what has arrived whenever that many seconds have passed since the last
+    commit (``0``: after every block), then the rest at the end. A later failure leaves the
+    earlier commits visible and aborts the messages not yet committed. This is not a
+    checkpoint: running the job again writes every row again (an append table then holds
+    the committed rows twice; a primary-key table upserts the same keys). Returns
+    ``{"snapshot_ids": [...], "commits": n}``."""
     _require_ray()
     if mode not in ("append", "overwrite"):
         raise pk.InvalidInput(f"mode must be 'append' or 'overwrite', got {mode!r}")
+    if commit_interval_seconds is not None:
+        if mode != "append":
+            raise pk.InvalidInput("commit_interval_seconds: periodic commits append; an overwrite commits once")
+        if commit_interval_seconds < 0:
+            raise pk.InvalidInput(f"commit_interval_seconds must be >= 0, got {commit_interval_seconds}")
     table = pk.open_table(uri, options)
     opts = table.options
     bucket = int(opts.get("bucket", "-1" if table.primary_keys else "-1"))
@@ -307,9 +326,57 @@ def write_paimon(
         # Dynamic-bucket, cross-partition and postpone-bucket tables: one writer assigns the
         # buckets (independent writers would assign overlapping buckets or sequence numbers).
         ds = ds.repartition(1)
+    if commit_interval_seconds is not None:
+        return _write_periodic(ds, table, static_partition, commit_user, drop, concurrency, ray_remote_args, commit_interval_seconds)
     sink = _make_datasink_cls()(table, overwrite=(mode == "overwrite"), static_partition=static_partition, commit_user=commit_user, drop_columns=drop)
     ds.write_datasink(sink, ray_remote_args=ray_remote_args or {}, concurrency=concurrency)
     return sink.outcome or {"snapshot_ids": []}
+
+
+_MESSAGES = "__paimon_commit_messages__"
+
+
+def _write_periodic(ds, table: pk.Table, static_partition, commit_user, drop, concurrency, ray_remote_args, interval: float) -> Dict[str, Any]:
+    """``write_paimon`` with periodic commits: one writer per block (a ``map_batches`` task)
+    returning its pickled commit messages as rows; the driver commits them as they stream in,
+    each commit with the next identifier of one commit user (so a commit retried after a
+    lost answer is not doubled)."""
+    uri, store = table.uri, table.store_options
+    user = commit_user or str(uuid.uuid4())
+
+    def write_block(block: pa.Table) -> pa.Table:
+        messages = _write_blocks(uri, store, [block], False, static_partition, user, drop)
+        return pa.table({_MESSAGES: pa.array([pickle.dumps(m) for m in messages], pa.binary())})
+
+    kwargs: Dict[str, Any] = dict(ray_remote_args or {})
+    if concurrency is not None:
+        kwargs["concurrency"] = concurrency
+    out = ds.map_batches(write_block, batch_format="pyarrow", batch_size=None, **kwargs)
+    pending: List[pk.CommitMessage] = []
+    snapshot_ids: List[int] = []
+    commits = 0
+    last = time.monotonic()
+
+    def commit_pending() -> None:
+        nonlocal pending, commits, last
+        if pending:
+            outcome = pk.open_table(uri, store or None).commit(pending, commit_identifier=commits, commit_user=user)
+            snapshot_ids.extend(outcome.get("snapshot_ids", []))
+            commits += 1
+        pending = []
+        last = time.monotonic()
+
+    try:
+        for batch in out.iter_batches(batch_format="pyarrow", batch_size=None):
+            pending.extend(pickle.loads(b) for b in batch.column(_MESSAGES).to_pylist())
+            if time.monotonic() - last >= interval:
+                commit_pending()
+        commit_pending()
+    except BaseException:
+        if pending:
+            pk.open_table(uri, store or None).abort(pending)
+        raise
+    return {"snapshot_ids": snapshot_ids, "commits": commits}
 
 
 def _num_write_blocks(buckets: int) -> int:
