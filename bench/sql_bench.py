@@ -3,6 +3,7 @@
 pk_dedup_1m and append_2m, answered by
 
   kernel     paimon-kernel sql "..." --warehouse WH --format csv (release build)
+  kernelpy   paimon_kernel.sql from Python (release wheel; --py-kernel)
   pyrust     pypaimon-rust 0.4.0's DataFusion (SQLContext over the warehouse)
   duckdb     DuckDB over pypaimon 2.1.0's to_arrow()
   dfparquet  DataFusion 55 (datafusion-python) over the same rows as plain Parquet
@@ -13,7 +14,7 @@ time, CPU time and peak RSS are printed as a markdown table, with the machine's 
 
 usage: sql_bench.py --kernel BIN --wh WAREHOUSE [--runs 5] [--tables pk_dedup_1m,append_2m]
                     [--engines kernel,pyrust,duckdb,dfparquet] [--parquet DIR]
-                    [--py-rust PY] [--py PY]
+                    [--py-rust PY] [--py PY] [--py-kernel PY]
 """
 import argparse
 import csv
@@ -37,6 +38,8 @@ def command(engine, args, table, query):
                 "--warehouse", args.wh, "--format", "csv"]
     if engine == "pyrust":
         return [args.py_rust, peer, "pyrust", args.wh, table, query]
+    if engine == "kernelpy":
+        return [args.py_kernel, peer, "kernelpy", args.wh, table, query]
     if engine == "duckdb":
         return [args.py, peer, "duckdb", args.wh, table, query]
     if engine == "dfparquet":
@@ -112,6 +115,8 @@ def main():
     p.add_argument("--parquet", default=os.path.join(HERE, "data", "parquet"))
     p.add_argument("--py-rust", default=os.path.expanduser("~/.cache/paimon-kernel/venv-rust/bin/python"))
     p.add_argument("--py", default=sys.executable)
+    p.add_argument("--py-kernel", default=sys.executable,
+                   help="python with paimon_kernel (a release wheel) for the kernelpy engine")
     args = p.parse_args()
     engines = args.engines.split(",")
     tables = args.tables.split(",")

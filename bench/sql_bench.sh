@@ -10,6 +10,8 @@
 #   SQL_VENV=/work/venv-sqlbench   venv with pypaimon==2.1.0, duckdb, datafusion 55 (made if
 #                               missing)
 #   PY_RUST=~/.cache/paimon-kernel/venv-rust/bin/python   pypaimon-rust 0.4.0
+#   PY_KERNEL=$SQL_VENV/bin/python   a python with paimon_kernel installed from a release wheel
+#                               (engine kernelpy: `maturin build --release` in host-python)
 #   CARGO_TARGET_DIR=/work/target-bench   the release build
 #   DATA=<here>/data            tables (bench.db under $DATA/wh), Parquet copies ($DATA/parquet)
 #   SKIP_BUILD=1
@@ -21,6 +23,7 @@ ENGINES=${ENGINES:-kernel,pyrust,duckdb,dfparquet}
 TABLES=${TABLES:-pk_dedup_1m,append_2m}
 SQL_VENV=${SQL_VENV:-/work/venv-sqlbench}
 PY_RUST=${PY_RUST:-$HOME/.cache/paimon-kernel/venv-rust/bin/python}
+PY_KERNEL=${PY_KERNEL:-$SQL_VENV/bin/python}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/target-bench}
 DATA=$(realpath -m "${DATA:-$HERE/data}")
 WH=$DATA/wh
@@ -41,4 +44,5 @@ BIN=$(realpath -m "$CARGO_TARGET_DIR")/release/paimon-kernel
 cd "$HERE"
 exec "$SQL_VENV/bin/python" sql_bench.py --kernel "$BIN" --wh "$WH" --runs "$RUNS" \
   --tables "$TABLES" --engines "$ENGINES" --parquet "$DATA/parquet" --py-rust "$PY_RUST" \
+  --py-kernel "$PY_KERNEL" \
   --py "$SQL_VENV/bin/python"

@@ -8,6 +8,8 @@ ENGINE:
   pyrust     pypaimon-rust 0.4.0's DataFusion (pypaimon_rust.datafusion.SQLContext over the
              filesystem warehouse; run with ~/.cache/paimon-kernel/venv-rust's python)
   duckdb     pypaimon 2.1.0 to_arrow(), then DuckDB over the Arrow table
+  kernelpy   paimon_kernel.sql from Python (the host-python package, a release wheel), over the
+             warehouse: our provider, reached the way a Python user reaches it
   dfparquet  datafusion-python (PyPI datafusion 55) over PARQUET_DIR: the same rows as plain
              Parquet files (append_2m: the table's own data files; pk_dedup_1m: its merged rows
              written once by sql_bench.py)
@@ -39,6 +41,9 @@ def main():
         ctx.register_catalog("paimon", {"warehouse": wh}, default_database="bench")
         batches = ctx.sql(query.format(t="paimon.bench." + name))
         emit(pa.Table.from_batches(batches))
+    elif engine == "kernelpy":
+        import paimon_kernel as pk
+        emit(pk.sql(query.format(t="bench." + name), warehouse=wh))
     elif engine == "duckdb":
         import duckdb
         from pypaimon import CatalogFactory
