@@ -167,13 +167,11 @@ pub fn _sql(
         .iter()
         .map(|(name, t)| (name.clone(), t.native()))
         .collect();
-    let warehouse = warehouse.map(|w| w.catalog.location().to_string());
+    let warehouse = warehouse.map(|w| Arc::clone(&w.catalog));
     let (schema, batches) = block(py, async move {
         let ctx = paimon_native::sql::session();
-        if let Some(w) = warehouse {
-            paimon_native::sql::register_warehouse(&ctx, &w)
-                .await
-                .map_err(Outcome::Native)?;
+        if let Some(catalog) = warehouse {
+            paimon_native::sql::register_catalog(&ctx, catalog).map_err(Outcome::Native)?;
         }
         for (name, table) in tables {
             paimon_native::sql::register_scan(&ctx, &name, table.scan())

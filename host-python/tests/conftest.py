@@ -15,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "conformance" / "tables" / "corpus.db"
+#: The Java Paimon 2.0.0 checker (scripts/install-deps.sh; $PAIMON_JAVA_CHECK_DIR overrides).
+JAVA_CHECK = Path(os.environ.get("PAIMON_JAVA_CHECK_DIR", str(Path.home() / ".cache/paimon-kernel/java-check-2.0.0")))
 sys.path.insert(0, str(ROOT / "conformance"))
 
 

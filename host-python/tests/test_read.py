@@ -9,13 +9,12 @@ import os
 import pickle
 import random
 import subprocess
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
 import pytest
-from conftest import CORPUS, corpus_tables
+from conftest import CORPUS, JAVA_CHECK, corpus_tables
 from make_corpus import canon_table, sort_rows
 
 import paimon_kernel as pk
@@ -176,9 +175,6 @@ def test_corrupt_split_and_task_bytes_raise_never_crash():
     for bad in (b"", b"PKTASK1[]", b"junk"):
         with pytest.raises(pk.CorruptFile):
             pk.CompactTask.from_bytes(bad)
-
-
-JAVA_CHECK = Path(os.environ.get("PAIMON_JAVA_CHECK_DIR", str(Path.home() / ".cache/paimon-kernel/java-check-2.0.0")))
 
 
 def _json_rows(rows):

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from conftest import JAVA_CHECK
 from make_corpus import canon_table, sort_rows
 
 import paimon_kernel as pk
 
-JAVA_READ = Path(os.environ.get("PAIMON_JAVA_CHECK_DIR", str(Path.home() / ".cache/paimon-kernel/java-check-2.0.0"))) / "read"
+JAVA_READ = JAVA_CHECK / "read"
 
 
 def rows(t: pa.Table, key):

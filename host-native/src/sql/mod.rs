@@ -5,7 +5,8 @@
 //!   `INSERT INTO` / `INSERT OVERWRITE`).
 //! * [`SystemTable`]: `t$snapshots`, `t$schemas`, `t$tags`, `t$manifests`, `t$files`.
 //! * [`WarehouseCatalog`]: a filesystem warehouse as a catalog (`db.table`).
-//! * [`session`], [`register_table`], [`register_warehouse`], [`sql`]: a ready session.
+//! * [`session`], [`register_table`], [`register_warehouse`], [`register_catalog`], [`sql`]: a
+//!   ready session.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -105,7 +106,16 @@ pub async fn register_scan(ctx: &SessionContext, name: &str, scan: TableScan) ->
 /// # Errors
 /// As [`WarehouseCatalog::open`]; a database name the default catalog already has.
 pub async fn register_warehouse(ctx: &SessionContext, location: &str) -> Result<()> {
-    let catalog = Arc::new(WarehouseCatalog::open(location).await?);
+    register_catalog(ctx, Arc::new(WarehouseCatalog::open(location).await?))
+}
+
+/// Register a warehouse already opened (as [`register_warehouse`] does after opening it):
+/// as catalog [`WAREHOUSE_CATALOG`], and each database as a schema of the default catalog.
+///
+/// # Errors
+/// A database name the default catalog already has.
+pub fn register_catalog(ctx: &SessionContext, catalog: Arc<WarehouseCatalog>) -> Result<()> {
+    let location = catalog.location().to_string();
     let default = ctx
         .state()
         .config()

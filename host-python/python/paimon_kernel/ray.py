@@ -360,7 +360,7 @@ def _write_periodic(ds, table: pk.Table, static_partition, commit_user, drop, co
     def commit_pending() -> None:
         nonlocal pending, commits, last
         if pending:
-            outcome = pk.open_table(uri, store or None).commit(pending, commit_identifier=commits, commit_user=user)
+            outcome = table.commit(pending, commit_identifier=commits, commit_user=user)
             snapshot_ids.extend(outcome.get("snapshot_ids", []))
             commits += 1
         pending = []
@@ -374,7 +374,7 @@ def _write_periodic(ds, table: pk.Table, static_partition, commit_user, drop, co
         commit_pending()
     except BaseException:
         if pending:
-            pk.open_table(uri, store or None).abort(pending)
+            table.abort(pending)
         raise
     return {"snapshot_ids": snapshot_ids, "commits": commits}
 
