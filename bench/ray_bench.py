@@ -2,7 +2,7 @@
 """paimon_kernel on Ray and Daft next to pypaimon 2.1.0's connectors, in one run on one
 local Ray cluster of 2 CPUs (not CI).
 
-usage: python bench/ray_bench.py WAREHOUSE [--runs N] [--cli PATH] [--only read,write,compact,daft]
+usage: python bench/ray_bench.py WAREHOUSE [--runs N] [--cli PATH] [--only read,write,compact,daft,floor]
 
 WAREHOUSE holds bench.db/append_2m and bench.db/pk_dedup_1m (bench/gen_tables.py WAREHOUSE
 append_2m pk_dedup_1m). Install the package with a release build (`pip install ./host-python`)
@@ -15,6 +15,11 @@ Cases:
   write  2 M rows append; 1 M rows PK (bucket 4): write_paimon of a materialized dataset
   compact  full compaction of a copy of pk_dedup_1m: paimon_kernel.ray.compact vs the CLI
   daft   case 1 read (to_arrow) and the 2 M-row append write: ours vs pypaimon.daft
+  floor  Ray's own Parquet datasource (ray.data.read_parquet) over case 1's and case 2's data
+         files, materialized: what Ray costs for the same bytes with no Paimon at all (case 2
+         without merging, so a lower bound only); and Ray alone: case 1's decoded rows as
+         memory-mapped Arrow IPC files read by a minimal Datasource (no decoding); with
+         write: Dataset.write_parquet of the 2 M append rows (Ray's own Parquet sink)
 """
 
 from __future__ import annotations
@@ -89,7 +94,7 @@ def main():
     ap.add_argument("warehouse")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cli", default=None)
-    ap.add_argument("--only", default="read,write,compact,daft")
+    ap.add_argument("--only", default="read,write,compact,daft,floor")
     args = ap.parse_args()
     only = set(args.only.split(","))
     wh = os.path.abspath(args.warehouse)
@@ -119,6 +124,45 @@ def main():
             res[f"k_read_{table}"] = dict(best=b, median=m, rss=r, rows=n)
             b, m, r, n = timed(lambda: ppr.read_paimon(f"bench.{table}", catalog_opts).materialize().count(), args.runs)
             res[f"p_read_{table}"] = dict(best=b, median=m, rss=r, rows=n)
+
+    if "floor" in only:
+        import glob
+
+        for table in ("append_2m", "pk_dedup_1m"):
+            files = sorted(glob.glob(os.path.join(db, table, "**", "*.parquet"), recursive=True))
+            b, m, r, n = timed(lambda: ray.data.read_parquet(files).materialize().count(), args.runs)
+            res[f"f_read_{table}"] = dict(best=b, median=m, rss=r, rows=n)
+        # Ray's cost alone: the same decoded rows (our read of case 1) in 4 Arrow IPC files on
+        # local disk, memory-mapped by each read task (no decoding), materialized.
+        import pyarrow.ipc as ipc
+        from ray.data import Datasource, ReadTask
+        from ray.data.block import BlockMetadata
+
+        rows = pk.open_table(os.path.join(db, "append_2m")).scan().to_arrow()
+        ipc_dir = os.path.join(wh, "ipc_floor")
+        os.makedirs(ipc_dir, exist_ok=True)
+        ipc_files = []
+        step = (rows.num_rows + 3) // 4
+        for i in range(4):
+            f = os.path.join(ipc_dir, f"part-{i}.arrow")
+            with ipc.new_file(f, rows.schema) as w:
+                w.write_table(rows.slice(i * step, step), max_chunksize=8192)
+            ipc_files.append(f)
+        schema = rows.schema
+        del rows
+
+        class IpcSource(Datasource):
+            def estimate_inmemory_data_size(self):
+                return None
+
+            def get_read_tasks(self, parallelism, **_kw):
+                def read(f):
+                    return [ipc.open_file(pa.memory_map(f)).read_all()]
+
+                return [ReadTask(lambda f=f: read(f), BlockMetadata(num_rows=None, size_bytes=None, input_files=[f], exec_stats=None), schema=schema) for f in ipc_files]
+
+        b, m, r, n = timed(lambda: ray.data.read_datasource(IpcSource()).materialize().count(), args.runs)
+        res["i_read_append_2m"] = dict(best=b, median=m, rss=r, rows=n)
 
     if "write" in only or "daft" in only:
         from gen_tables import PK_SCHEMA, SCHEMA, make_batch
@@ -160,6 +204,16 @@ def main():
             res[f"k_write_{label}"] = dict(best=b, median=m, rss=r, rows=n)
             b, m, r, _ = timed(theirs_write(ds, schema, pks, options, n, **kw), args.runs)
             res[f"p_write_{label}"] = dict(best=b, median=m, rss=r, rows=n)
+        if "floor" in only:
+            # Ray's own Parquet sink (pyarrow's writer) of the same append blocks: no table.
+            def ray_parquet():
+                out = os.path.join(wh, "parquet_floor")
+                shutil.rmtree(out, ignore_errors=True)
+                ds_append.write_parquet(out)
+                return 2_000_000
+
+            b, m, r, _ = timed(ray_parquet, args.runs)
+            res["f_write_append_2m"] = dict(best=b, median=m, rss=r, rows=2_000_000)
 
     if "compact" in only:
         src = os.path.join(db, "pk_dedup_1m")
@@ -220,6 +274,13 @@ def main():
                       ("write_append_2m", "Ray write, 2 M append"), ("write_pk_1m_4b", "Ray write, 1 M PK bucket 4")):
         if f"k_{key}" in res:
             report(res, name, f"k_{key}", f"p_{key}")
+    for table in ("append_2m", "pk_dedup_1m"):
+        if f"f_read_{table}" in res and f"k_read_{table}" in res:
+            report(res, f"Ray read {table}: ours vs ray.data.read_parquet of its files (peer column = Ray's Parquet)", f"k_read_{table}", f"f_read_{table}")
+    if "f_write_append_2m" in res and "k_write_append_2m" in res:
+        report(res, "Ray write, 2 M append: ours vs Dataset.write_parquet (peer column = Ray's Parquet sink)", "k_write_append_2m", "f_write_append_2m")
+    if "i_read_append_2m" in res and "k_read_append_2m" in res:
+        report(res, "Ray read append_2m: ours vs memory-mapped Arrow IPC of the same rows (peer column = Ray alone)", "k_read_append_2m", "i_read_append_2m")
     if "k_compact" in res:
         report(res, "full compaction of pk_dedup_1m: Ray vs CLI (peer column = CLI)", "k_compact", "c_compact")
     if "k_daft_read" in res:

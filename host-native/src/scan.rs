@@ -70,6 +70,7 @@ use paimon_kernel::scan::planner::read_live_entries;
 use paimon_kernel::scan::snapshot_resolver::TimeTravel;
 use paimon_kernel::scan::{DataSplit, Plan, ScanRequest, plan_scan};
 use paimon_kernel::spec::manifest::ManifestEntry;
+use paimon_kernel::spec::options::SOURCE_SPLIT_TARGET_SIZE;
 use paimon_kernel::spec::row_range::RowRange;
 use paimon_kernel::spec::snapshot::tag_path;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -154,6 +155,9 @@ pub struct ReadOptions {
     /// Read every level, level 0 of first-row tables too (see
     /// [`paimon_kernel::scan::planner::ScanRequest::all_levels`]).
     pub all_levels: bool,
+    /// `source.split.target-size` for this scan's plan, in bytes (`None`: the table's
+    /// option, default 128 MiB).
+    pub split_target_size: Option<u64>,
 }
 
 /// The cores this process may use (at least 1).
@@ -228,6 +232,17 @@ impl TableScan {
     /// part per file; default [`paimon_kernel::read::MIN_PART_BYTES`]); see the module docs.
     pub fn with_min_part_bytes(mut self, bytes: i64) -> Self {
         self.read.min_part_bytes = Some(bytes);
+        self
+    }
+
+    /// Plan splits of about `bytes` of data files (the dynamic option
+    /// `source.split.target-size`, as Java's `ReadBuilder` takes it from the table's options;
+    /// default 128 MiB). Smaller targets give more, smaller splits: what a distributed read
+    /// (Ray, Daft) asks for when a table has fewer splits than workers. Files are never cut:
+    /// an append split holds at least one data file, a primary-key split at least one
+    /// section of overlapping sorted runs.
+    pub fn with_split_target_size(mut self, bytes: u64) -> Self {
+        self.read.split_target_size = Some(bytes);
         self
     }
 
@@ -308,6 +323,13 @@ impl TableScan {
         };
         let request = match &self.read.row_ranges {
             Some(r) => request.with_row_ranges(r.clone()),
+            None => request,
+        };
+        let request = match self.read.split_target_size {
+            Some(bytes) => request.with_option(
+                SOURCE_SPLIT_TARGET_SIZE,
+                &bytes.clamp(1, i64::MAX as u64).to_string(),
+            ),
             None => request,
         };
         let mut request = if self.read.blob_as_descriptor {

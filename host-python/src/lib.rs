@@ -311,9 +311,10 @@ impl PyTable {
         })
     }
 
-    /// Plan the scan (see `Scan.plan`): `(splits, schema)`; `travel` is
-    /// `("latest"|"snapshot"|"tag"|"timestamp", value)`.
-    #[pyo3(signature = (columns=None, filter=None, travel_kind=None, travel_value=None))]
+    /// Plan the scan (see `Scan.plan`): the splits; `travel` is
+    /// `("latest"|"snapshot"|"tag"|"timestamp", value)`; `split_target_size` in bytes
+    /// (`source.split.target-size` for this plan).
+    #[pyo3(signature = (columns=None, filter=None, travel_kind=None, travel_value=None, split_target_size=None))]
     fn _plan(
         &self,
         py: Python<'_>,
@@ -321,12 +322,16 @@ impl PyTable {
         filter: Option<String>,
         travel_kind: Option<String>,
         travel_value: Option<String>,
+        split_target_size: Option<u64>,
     ) -> PyResult<Vec<PySplit>> {
-        let scan = travel(
+        let mut scan = travel(
             self.scan_of(columns, filter, None),
             travel_kind,
             travel_value,
         )?;
+        if let Some(bytes) = split_target_size {
+            scan = scan.with_split_target_size(bytes);
+        }
         let (plan, second) = block(py, async move { scan.plan_with_fallback().await }).py_err()?;
         if second.is_some() {
             return Err(to_py_err(paimon_kernel::Error::unsupported(

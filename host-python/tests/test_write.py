@@ -405,3 +405,37 @@ def test_daft_write_and_compact_are_read_back_by_pypaimon(tmp_path):
         if kind == "pk_dedup":
             assert compact(t.uri, full=True)["tasks"] >= 1
             assert rows(t.scan().to_arrow(), ["id"]) == rows(ours, ["id"])
+
+
+def test_split_target_size_gives_more_splits_with_the_same_rows(ray_cluster, tmp_path):
+    """A table of several small files plans as one split; a smaller split target gives one
+    split per file (files are never cut), the same rows; the Ray read of it uses several
+    read tasks, and a commit between plan and re-plan does not change what it reads."""
+    from paimon_kernel._plan import splits_for_workers
+    from paimon_kernel.ray import read_paimon
+
+    t = new_table(tmp_path, "many_files", TABLE_KINDS["append"])
+    for i in range(5):
+        t.write_arrow(data(i * 100, (i + 1) * 100))
+    scan = t.scan()
+    one = scan.plan()
+    assert len(one) == 1 and len(one[0].files) == 5
+    each = scan.plan(split_target_size=1)
+    assert sorted(len(s.files) for s in each) == [1] * 5
+    assert sum(s.row_count for s in each) == 500
+    got = pa.concat_tables([t.read_split(s).read_all() for s in each])
+    assert rows(got, ["id"]) == rows(scan.to_arrow(), ["id"])
+    with pytest.raises(pk.InvalidInput, match="split_target_size"):
+        scan.plan(split_target_size=0)
+
+    # Re-planned at the first plan's snapshot, whatever was committed since.
+    t.write_arrow(data(500, 600))
+    finer = splits_for_workers(scan, one, 4)
+    assert len(finer) > 1
+    assert {s.snapshot_id for s in finer} == {one[0].snapshot_id}
+    assert sum(s.row_count for s in finer) == 500
+
+    ds = read_paimon(t.uri).materialize()
+    assert ds.num_blocks() > 1
+    got = pa.concat_tables(ray_cluster.get(ds.to_arrow_refs()))
+    assert sorted(got.column("id").to_pylist()) == list(range(600))

@@ -15,7 +15,8 @@
 //!       partitions `kbench commit TABLE 1 1` writes (its ids 1,000,000,000..+10).
 //!   kbench build TABLE COMMITS FILES_PER_COMMIT unaware
 //!       as `build`, but `bucket` = -1 with `target-file-size` = 1b: the one writer of a commit
-//!       writes FILES_PER_COMMIT batches of 10 rows, and each becomes its own file. Writers of
+//!       writes FILES_PER_COMMIT batches of 10 rows, and each becomes its own file (its
+//!       messages are taken after every batch). Writers of
 //!       such a table restore nothing, so the build's commits stay as fast at snapshot 1,000 as
 //!       at snapshot 1 (a fixed-bucket writer plans every live file of its partition first).
 //!   kbench commit TABLE WRITERS BUCKETS
@@ -93,6 +94,19 @@ async fn write_once(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMes
     Ok(w.prepare_commit().await?)
 }
 
+/// As [`write_once`], one file per 10-row batch: the writer's messages are taken after every
+/// batch (a rolling writer checks its file size every 1,000 rows, as Java's does, so
+/// `target-file-size` = 1b alone no longer makes a file of each small batch).
+async fn write_file_per_batch(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMessage>> {
+    let mut w = table.new_write().await?;
+    let mut msgs = Vec::new();
+    for start in (0..rows).step_by(10) {
+        w.write(&batch(first + start as i64, 10.min(rows - start))?).await?;
+        msgs.extend(w.prepare_commit().await?);
+    }
+    Ok(msgs)
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -122,6 +136,8 @@ async fn main() -> Res<()> {
                     let mut w = table.new_write().await?;
                     w.write(&batch_of(ids)?).await?;
                     w.prepare_commit().await?
+                } else if unaware {
+                    write_file_per_batch(&table, (c * rows) as i64, rows).await?
                 } else {
                     write_once(&table, (c * rows) as i64, rows).await?
                 };

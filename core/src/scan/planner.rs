@@ -9,7 +9,7 @@
 //! delta manifest lists (one round); every manifest (one round); the index manifest when
 //! deletion vectors are on; the schemas of files written under other schema ids (one round).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use futures_util::future::try_join_all;
 use serde::{Deserialize, Serialize};
@@ -332,40 +332,13 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     };
     pruned.by_row_range = before_ranges - entries.len() as u64;
 
-    // Group by partition then bucket, in first-seen order (Java's LinkedHashMap). Two passes:
-    // the groups' sizes first, so each group's `Vec` is allocated once at its size (a plan of
-    // many files then holds the entries twice at most while they move, without growth slack).
-    let mut groups: Vec<((BinaryRow, i32), Vec<ManifestEntry>)> = Vec::new();
-    let mut index: BTreeMap<(Vec<u8>, i32), usize> = BTreeMap::new();
-    let mut group_of: Vec<usize> = Vec::with_capacity(entries.len());
-    let mut sizes: Vec<usize> = Vec::new();
-    for e in &entries {
-        let key = (e.partition.row_bytes().to_vec(), e.bucket);
-        let g = match index.get(&key) {
-            Some(&g) => g,
-            None => {
-                index.insert(key, groups.len());
-                groups.push(((e.partition.clone(), e.bucket), Vec::new()));
-                sizes.push(0);
-                groups.len() - 1
-            }
-        };
-        sizes[g] += 1;
-        group_of.push(g);
-    }
-    for (group, size) in groups.iter_mut().zip(&sizes) {
-        group.1.reserve_exact(*size);
-    }
-    for (e, g) in entries.into_iter().zip(group_of) {
-        groups[g].1.push(e);
-    }
-    // Java groups by partition first (a map of maps): stable-sort by first partition position.
-    let mut partition_order: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-    for ((p, _), _) in &groups {
-        let n = partition_order.len();
-        partition_order.entry(p.row_bytes().to_vec()).or_insert(n);
-    }
-    groups.sort_by_key(|((p, _), _)| partition_order.get(p.row_bytes()).copied());
+    // Group by partition then bucket, in first-seen order (Java's LinkedHashMap), then by
+    // partition first (Java groups with a map of maps): a stable sort of the groups by their
+    // partition's first position.
+    let (keys, group_of) = group_by_bucket(&entries);
+    let files_of = move_files_into_groups(entries, group_of, keys.len());
+    let mut groups: Vec<(GroupKey, Vec<DataFileMeta>)> = keys.into_iter().zip(files_of).collect();
+    groups.sort_by_key(|(key, _)| key.partition_rank);
 
     let target_size = options.split_target_size_bytes()?;
     let open_file_cost = options.split_open_file_cost_bytes()?;
@@ -398,9 +371,13 @@ pub async fn plan_scan<T>(io: &Io<T>, request: &ScanRequest) -> Result<Plan> {
     let count_blob_size = !options.blob_as_descriptor()?;
 
     let mut splits = Vec::new();
-    for ((partition, bucket), entries) in groups {
-        let total_buckets = entries.first().map(|e| e.total_buckets);
-        let files: Vec<DataFileMeta> = entries.into_iter().map(|e| e.file).collect();
+    for (key, files) in groups {
+        let GroupKey {
+            partition,
+            bucket,
+            total_buckets,
+            ..
+        } = key;
         let groups: Vec<SplitGroup> = match table_kind {
             TableKind::Append => append_splits(files, target_size, open_file_cost),
             TableKind::DataEvolution => {
@@ -501,6 +478,73 @@ pub async fn read_data_manifests<T>(
     let mut all = base;
     all.extend(delta);
     Ok(all)
+}
+
+/// One (partition, bucket) of a plan: its partition row and bucket, the total buckets of its
+/// first entry, and the rank of its partition among the plan's partitions in first-seen order.
+struct GroupKey {
+    partition: BinaryRow,
+    bucket: i32,
+    total_buckets: Option<i32>,
+    partition_rank: usize,
+}
+
+/// The (partition, bucket) groups of `entries` in first-seen order, and each entry's group.
+fn group_by_bucket(entries: &[ManifestEntry]) -> (Vec<GroupKey>, Vec<usize>) {
+    let mut groups: Vec<GroupKey> = Vec::new();
+    let mut index: HashMap<(&[u8], i32), usize> = HashMap::new();
+    let mut partitions: HashMap<&[u8], usize> = HashMap::new();
+    let mut group_of: Vec<usize> = Vec::with_capacity(entries.len());
+    for e in entries {
+        let key = (e.partition.row_bytes(), e.bucket);
+        let g = match index.get(&key) {
+            Some(&g) => g,
+            None => {
+                let rank = partitions.len();
+                let partition_rank = *partitions.entry(e.partition.row_bytes()).or_insert(rank);
+                index.insert(key, groups.len());
+                groups.push(GroupKey {
+                    partition: e.partition.clone(),
+                    bucket: e.bucket,
+                    total_buckets: Some(e.total_buckets),
+                    partition_rank,
+                });
+                groups.len() - 1
+            }
+        };
+        group_of.push(g);
+    }
+    (groups, group_of)
+}
+
+/// The data files of `entries` moved into their groups (`group_of[i]` is entry `i`'s), each
+/// group's files in entry order. Entries are moved from the back and the source's memory is
+/// given back as it empties, so a plan of many files holds about one copy of its file
+/// metadata while it moves, not two.
+fn move_files_into_groups(
+    mut entries: Vec<ManifestEntry>,
+    mut group_of: Vec<usize>,
+    groups: usize,
+) -> Vec<Vec<DataFileMeta>> {
+    let mut sizes = vec![0usize; groups];
+    for &g in &group_of {
+        sizes[g] += 1;
+    }
+    let mut files_of: Vec<Vec<DataFileMeta>> =
+        sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
+    while let (Some(e), Some(g)) = (entries.pop(), group_of.pop()) {
+        files_of[g].push(e.file);
+        // Give back the emptied eighth (a shrinking reallocation; moves nothing on allocators
+        // that can trim in place).
+        if entries.len() < entries.capacity() / 8 * 7 {
+            entries.shrink_to_fit();
+            group_of.shrink_to_fit();
+        }
+    }
+    for files in &mut files_of {
+        files.reverse();
+    }
+    files_of
 }
 
 /// Every manifest entry of the given manifests, in manifest order (one round of reads).

@@ -27,22 +27,68 @@ pub fn pack_for_ordered<T>(
     weight: impl Fn(&T) -> i64,
     target_weight: i64,
 ) -> Vec<Vec<T>> {
-    let mut packed = Vec::new();
-    let mut bin: Vec<T> = Vec::new();
+    // The bins' lengths first, then the items cut into them from the back: a single bin is
+    // the items' own `Vec`, and more bins hold the items once (no second copy of a large
+    // plan's file metadata while it moves).
+    let mut items: Vec<T> = items.into_iter().collect();
+    let mut lengths: Vec<usize> = Vec::new();
+    let mut len = 0usize;
     let mut bin_weight: i64 = 0;
-    for item in items {
-        let w = weight(&item);
-        if bin_weight.saturating_add(w) > target_weight && !bin.is_empty() {
-            packed.push(std::mem::take(&mut bin));
+    for item in &items {
+        let w = weight(item);
+        if bin_weight.saturating_add(w) > target_weight && len > 0 {
+            lengths.push(len);
+            len = 0;
             bin_weight = 0;
         }
         bin_weight = bin_weight.saturating_add(w);
-        bin.push(item);
+        len += 1;
     }
-    if !bin.is_empty() {
-        packed.push(bin);
+    if len > 0 {
+        lengths.push(len);
     }
+    let mut packed: Vec<Vec<T>> = Vec::with_capacity(lengths.len());
+    let mut end = items.len();
+    for &n in lengths.iter().skip(1).rev() {
+        end -= n;
+        packed.push(items.split_off(end));
+        // Give back the emptied eighth of a large `Vec` (a shrinking reallocation, in place
+        // where the allocator can trim).
+        if items.len() < items.capacity() / 8 * 7 {
+            items.shrink_to_fit();
+        }
+    }
+    if !items.is_empty() {
+        items.shrink_to_fit();
+        packed.push(items);
+    }
+    packed.reverse();
     packed
+}
+
+/// Stable sort of `files` by `key` without a scratch copy of the files: nothing when they are
+/// already in order (the usual case: manifests list files in commit order), otherwise the
+/// (key, position) pairs are sorted and the files permuted in place. A plan of many files
+/// would otherwise hold up to half of them twice (the stable sort's buffer).
+pub(crate) fn sort_files_by_key<T, K: Ord + Copy>(files: &mut [T], key: impl Fn(&T) -> K) {
+    if files.is_sorted_by_key(&key) {
+        return;
+    }
+    let mut order: Vec<(K, usize)> = files.iter().enumerate().map(|(i, f)| (key(f), i)).collect();
+    // Positions break ties: stable.
+    order.sort_unstable();
+    // Position i receives the file at order[i].1; apply by cycles.
+    let mut source: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
+    for start in 0..source.len() {
+        let mut i = start;
+        while source[i] != start {
+            let from = source[i];
+            files.swap(i, from);
+            source[i] = i;
+            i = from;
+        }
+        source[i] = i;
+    }
 }
 
 /// Splits of an append table bucket: files ordered by min sequence number, packed by
@@ -55,7 +101,7 @@ pub fn append_splits(
     open_file_cost: i64,
 ) -> Vec<SplitGroup> {
     // Stable sort, like Java's List.sort.
-    files.sort_by_key(|f| f.min_sequence_number);
+    sort_files_by_key(&mut files, |f| f.min_sequence_number);
     pack_for_ordered(files, |f| f.file_size.max(open_file_cost), target_size)
         .into_iter()
         .map(|files| SplitGroup {
@@ -275,6 +321,27 @@ pub fn data_evolution_splits(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn sorting_files_in_place_is_stable() {
+        // (key, original position): a stable sort keeps equal keys in their first order.
+        let keys = [5, 3, 5, 1, 3, 9, 0, 5, 1, 2, 2, 7];
+        let mut items: Vec<(i32, usize)> = keys.iter().copied().zip(0..).collect();
+        let mut want = items.clone();
+        want.sort_by_key(|x| x.0);
+        sort_files_by_key(&mut items, |x| x.0);
+        assert_eq!(items, want);
+        // Already sorted: unchanged; a reversed run: every cycle applied.
+        let mut sorted: Vec<(i32, usize)> = (0..6).map(|i| (i, i as usize)).collect();
+        sort_files_by_key(&mut sorted, |x| x.0);
+        assert_eq!(sorted, (0..6).map(|i| (i, i as usize)).collect::<Vec<_>>());
+        let mut reversed: Vec<(i32, usize)> = (0..7).rev().map(|i| (i, 6 - i as usize)).collect();
+        sort_files_by_key(&mut reversed, |x| x.0);
+        assert_eq!(
+            reversed.iter().map(|x| x.0).collect::<Vec<_>>(),
+            (0..7).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn ordered_packing_matches_java() {

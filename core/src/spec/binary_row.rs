@@ -496,6 +496,9 @@ pub fn null_bits_size_in_bytes(arity: usize) -> usize {
     arity.saturating_add(63 + 8) / 64 * 8
 }
 
+/// Row bytes of the empty row: the 8-byte header, no fields.
+const EMPTY_ROW_BYTES: [u8; 8] = [0; 8];
+
 fn corrupt(origin: &str, reason: impl Into<String>) -> Error {
     Error::corrupt(origin, FORMAT, reason)
 }
@@ -509,7 +512,7 @@ impl BinaryRow {
     pub fn empty() -> Self {
         BinaryRow {
             arity: 0,
-            data: Bytes::from_static(&[0; 8]),
+            data: Bytes::from_static(&EMPTY_ROW_BYTES),
             origin: Arc::from("empty row"),
         }
     }
@@ -538,7 +541,14 @@ impl BinaryRow {
         let arity = i32::from_be_bytes(*head);
         let arity = usize::try_from(arity)
             .map_err(|_| corrupt(&origin, format!("negative binary row arity {arity}")))?;
-        Self::from_row_bytes(arity, Bytes::copy_from_slice(rest), origin)
+        // The empty row (partition of unpartitioned tables, keys and key stats of append
+        // files) is most rows of a large plan: shared, not allocated per row.
+        let data = if arity == 0 && rest == EMPTY_ROW_BYTES {
+            Bytes::from_static(&EMPTY_ROW_BYTES)
+        } else {
+            Bytes::copy_from_slice(rest)
+        };
+        Self::from_row_bytes(arity, data, origin)
     }
 
     /// A row of `arity` fields over `data` (row bytes, no arity prefix).

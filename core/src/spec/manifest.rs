@@ -4,7 +4,7 @@
 //! `FileKind`, `FileEntry` (`Identifier`, `mergeEntries`). Layout: `spec/table-layout.md`
 //! §5.3-5.4.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use apache_avro::types::Value;
@@ -98,7 +98,32 @@ pub struct FileIdentifier {
     pub external_path: Option<String>,
 }
 
+/// [`FileIdentifier`] borrowed from its entry: the key of [`merge_entries`]' index (equal
+/// exactly when the owned identifiers are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FileIdentifierRef<'a> {
+    partition: &'a BinaryRow,
+    bucket: i32,
+    level: i32,
+    file_name: &'a str,
+    extra_files: &'a [String],
+    embedded_index: Option<&'a [u8]>,
+    external_path: Option<&'a str>,
+}
+
 impl ManifestEntry {
+    fn identifier_ref(&self) -> FileIdentifierRef<'_> {
+        FileIdentifierRef {
+            partition: &self.partition,
+            bucket: self.bucket,
+            level: self.file.level,
+            file_name: &self.file.file_name,
+            extra_files: &self.file.extra_files,
+            embedded_index: self.file.embedded_index.as_deref(),
+            external_path: self.file.external_path.as_deref(),
+        }
+    }
+
     /// The file identity used by [`merge_entries`].
     pub fn identifier(&self) -> FileIdentifier {
         FileIdentifier {
@@ -215,28 +240,33 @@ pub fn merge_entries(
     // entry are held beside the entries, never a second copy of them.
     let mut entries: Vec<ManifestEntry> = entries.into_iter().collect();
     let mut keep = vec![true; entries.len()];
-    let mut index: BTreeMap<FileIdentifier, usize> = BTreeMap::new();
-    for (pos, entry) in entries.iter().enumerate() {
-        let id = entry.identifier();
-        match entry.kind {
-            FileKind::Add => {
-                if index.contains_key(&id) {
-                    return Err(corrupt_manifest(
-                        entry.partition.origin(),
-                        format!(
-                            "trying to add file {} (bucket {}, level {}) which is already added",
-                            entry.file.file_name, entry.bucket, entry.file.level
-                        ),
-                    ));
-                }
-                index.insert(id, pos);
-            }
-            FileKind::Delete => {
-                if let Some(i) = index.remove(&id) {
-                    keep[i] = false;
-                    keep[pos] = false;
-                } else {
+    {
+        // Identities borrowed from the entries (no copy of a name, row or list per entry).
+        let mut index: HashMap<FileIdentifierRef<'_>, usize> =
+            HashMap::with_capacity(entries.len());
+        for (pos, entry) in entries.iter().enumerate() {
+            let id = entry.identifier_ref();
+            match entry.kind {
+                FileKind::Add => {
+                    if index.contains_key(&id) {
+                        return Err(corrupt_manifest(
+                            entry.partition.origin(),
+                            format!(
+                                "trying to add file {} (bucket {}, level {}) which is already \
+                                 added",
+                                entry.file.file_name, entry.bucket, entry.file.level
+                            ),
+                        ));
+                    }
                     index.insert(id, pos);
+                }
+                FileKind::Delete => {
+                    if let Some(i) = index.remove(&id) {
+                        keep[i] = false;
+                        keep[pos] = false;
+                    } else {
+                        index.insert(id, pos);
+                    }
                 }
             }
         }

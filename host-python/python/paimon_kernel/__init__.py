@@ -467,12 +467,17 @@ class Scan:
         """Every row as a ``pandas.DataFrame``."""
         return self.to_arrow().to_pandas()
 
-    def plan(self) -> List[Split]:
+    def plan(self, split_target_size: Optional[int] = None) -> List[Split]:
         """The splits to read (picklable; read each with :meth:`Table.read_split`). A
         pyarrow-expression filter is not part of the splits (apply it to what they read);
-        a text filter prunes them."""
+        a text filter prunes them. ``split_target_size`` (bytes; Java's
+        ``source.split.target-size``, default the table's option, 128 MiB) packs data files
+        into splits of about that size: smaller gives more splits for more workers (files
+        are never cut)."""
         kind, value = self._travel
-        return self.table._native._plan(self.columns, self._text_filter(), kind, value)
+        if split_target_size is not None and split_target_size <= 0:
+            raise InvalidInput(f"split_target_size must be a positive number of bytes, got {split_target_size}")
+        return self.table._native._plan(self.columns, self._text_filter(), kind, value, split_target_size)
 
     splits = plan
 

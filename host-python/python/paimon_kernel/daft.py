@@ -18,12 +18,14 @@ written as one partition (one writer per bucket, as Java requires).
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 
 import paimon_kernel as pk
+from paimon_kernel._plan import splits_for_workers
 
 __all__ = ["read_paimon", "write_paimon", "compact", "PaimonDataSource", "PaimonDataSink"]
 
@@ -41,6 +43,10 @@ from daft.io.sink import DataSink, WriteResult  # noqa: E402
 from daft.io.source import DataSource, DataSourceTask  # noqa: E402
 from daft.recordbatch import MicroPartition, RecordBatch  # noqa: E402
 from daft.schema import Schema  # noqa: E402
+
+
+#: Rows a read task gathers before handing them to Daft as one record batch.
+_BATCH_ROWS = 256 * 1024
 
 
 def _daft_type(t: pa.DataType) -> pa.DataType:
@@ -82,6 +88,8 @@ class _SplitTask(DataSourceTask):
         table = pk.open_table(self._uri, self._store_options or None)
         reader = table.read_split(pk.Split.from_bytes(self._split), self._columns)
         left = self._limit
+        pending: List[pa.RecordBatch] = []
+        rows = 0
         for batch in reader:
             if left is not None:
                 if left <= 0:
@@ -90,7 +98,15 @@ class _SplitTask(DataSourceTask):
                 left -= batch.num_rows
             if batch.schema != self._arrow_schema:
                 batch = batch.cast(self._arrow_schema)
-            yield RecordBatch.from_arrow_record_batches([batch], self._arrow_schema)
+            pending.append(batch)
+            rows += batch.num_rows
+            # Daft's per-batch cost is fixed: hand it a few large batches, not one per read
+            # batch (no copy: Daft keeps the record batches as chunks).
+            if rows >= _BATCH_ROWS:
+                yield RecordBatch.from_arrow_record_batches(pending, self._arrow_schema)
+                pending, rows = [], 0
+        if pending:
+            yield RecordBatch.from_arrow_record_batches(pending, self._arrow_schema)
 
 
 class PaimonDataSource(DataSource):
@@ -112,7 +128,10 @@ class PaimonDataSource(DataSource):
     async def get_tasks(self, pushdowns) -> AsyncIterator[DataSourceTask]:
         columns = list(pushdowns.columns) if pushdowns.columns is not None else None
         schema = self._arrow_schema if columns is None else pa.schema([self._arrow_schema.field(c) for c in columns])
-        splits = self._table.scan(columns=columns, **self._travel).plan()
+        scan = self._table.scan(columns=columns, **self._travel)
+        # At least one task per core when the table's files allow it (Daft runs a source's
+        # tasks concurrently; a table whose files fit in one 128 MiB split would read on one).
+        splits = splits_for_workers(scan, scan.plan(), os.cpu_count() or 1)
         for s in splits:
             yield _SplitTask(self._table.uri, self._table.store_options, s.to_bytes(), columns, schema, pushdowns.limit)
 

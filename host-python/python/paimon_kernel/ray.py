@@ -27,6 +27,7 @@ from typing import Any, Dict, Iterable, List, Optional
 import pyarrow as pa
 
 import paimon_kernel as pk
+from paimon_kernel._plan import splits_for_workers
 
 __all__ = ["read_paimon", "write_paimon", "compact", "PaimonDatasource", "PaimonDatasink"]
 
@@ -122,8 +123,8 @@ def _make_datasource_cls():
             self._text_filter = filter if isinstance(filter, str) else None
             self._expr_filter = None if filter is None or isinstance(filter, str) else filter
             self._limit = limit
-            scan = table.scan(columns=columns, filter=self._text_filter, snapshot_id=snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
-            self._splits = scan.plan()
+            self._scan = table.scan(columns=columns, filter=self._text_filter, snapshot_id=snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+            self._splits = self._scan.plan()
             self._schema = _projected_schema(table.schema, columns)
 
         def get_name(self) -> str:
@@ -138,8 +139,9 @@ def _make_datasource_cls():
             limit = self._limit
             if per_task_row_limit is not None:
                 limit = per_task_row_limit if limit is None else min(limit, per_task_row_limit)
+            splits = splits_for_workers(self._scan, self._splits, parallelism)
             tasks = []
-            for group in _group_splits(self._splits, parallelism):
+            for group in _group_splits(splits, parallelism):
                 payload = [s.to_bytes() for s in group]
                 meta = BlockMetadata(
                     num_rows=None,
