@@ -2,7 +2,8 @@
 """pypaimon reads the tables paimon-kernel wrote: every `<table>.expected.json` of WAREHOUSE
 (written by conformance/tests/write_back.rs, layout `corpus.db/<table>/`) is opened with
 pypaimon's filesystem catalog, read at its latest snapshot, rendered canonically (the encoding
-of make_corpus.py) and compared, sorted, with the expected rows.
+of make_corpus.py) and compared, sorted, with the expected rows (the CHAR columns of ORC tables right-trimmed on
+both sides, as Java reads them: make_corpus.py's `trim_chars`).
 
 Usage: pypaimon_read_back.py WAREHOUSE
 Prints one line per table and closes with `N passed, N failed`; exit 1 on any failure.
@@ -14,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from make_corpus import canon_table, read_arrow  # noqa: E402
+from make_corpus import canon_table, java_orc_char_columns, read_arrow, trim_chars  # noqa: E402
 from pypaimon import CatalogFactory  # noqa: E402
 
 
@@ -38,6 +39,9 @@ def main():
         try:
             t = catalog.get_table("%s.%s" % (exp.get("database", "corpus"), table))
             got = canon_table(read_arrow(t))
+            chars = java_orc_char_columns(os.path.join(wh, exp["path"]), exp.get("schema_id") or 0)
+            got = trim_chars(got, chars)
+            exp["rows"] = trim_chars(exp["rows"], chars)
         except Exception as e:  # noqa: BLE001 - reported per table
             print("FAIL %s: pypaimon could not read it: %s: %s" % (table, type(e).__name__, e))
             failed += 1

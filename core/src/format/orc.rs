@@ -39,6 +39,7 @@ use orc_rust::schema::DataType as OrcType;
 use crate::error::{Error, Result};
 use crate::format::reading::{ResolvedProjection, check_range, extend_tail, read_tail};
 use crate::io::Io;
+use crate::spec::types::TypeKind;
 
 const FORMAT: &str = "orc";
 const MAGIC: &[u8; 3] = b"ORC";
@@ -423,14 +424,14 @@ fn with_field_metadata(schema: SchemaRef, metadata: &FileMetadata) -> SchemaRef 
 /// (`CharTreeReader`: right trim), so a CHAR column reads as written.
 fn trim_chars(batch: RecordBatch, metadata: &FileMetadata, path: &str) -> Result<RecordBatch> {
     let children = metadata.root_data_type().children();
-    if !children.iter().any(|c| holds_char(c.data_type())) {
+    if !children.iter().any(|c| c.data_type().holds_char()) {
         return Ok(batch);
     }
     let schema = batch.schema();
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         columns.push(match children.iter().find(|c| c.name() == field.name()) {
-            Some(c) if holds_char(c.data_type()) => trim_array(column, c.data_type())
+            Some(c) if c.data_type().holds_char() => trim_array(column, c.data_type())
                 .map_err(|e| Error::arrow(format!("reading {path}: column {}", field.name()), e))?,
             _ => Arc::clone(column),
         });
@@ -443,49 +444,151 @@ fn trim_chars(batch: RecordBatch, metadata: &FileMetadata, path: &str) -> Result
     .map_err(|e| Error::arrow(format!("reading {path}"), e))
 }
 
-fn holds_char(t: &OrcType) -> bool {
-    match t {
-        OrcType::Char { .. } => true,
-        OrcType::Struct { children, .. } => children.iter().any(|c| holds_char(c.data_type())),
-        OrcType::List { child, .. } => holds_char(child),
-        OrcType::Map { key, value, .. } => holds_char(key) || holds_char(value),
-        OrcType::Union { variants, .. } => variants.iter().any(holds_char),
-        _ => false,
+/// `array`, decoded from an ORC file, with the trailing spaces of every value that has the
+/// Paimon type `CHAR(n)` in `t` (the type of the column in the file's table schema) removed,
+/// at any depth, whatever ORC type the writer chose for it.
+///
+/// Java reads an ORC file with a read schema built from the table type, and ORC's conversion
+/// to `char(n)` right-trims (a `string` column written by pypaimon for a CHAR field reads
+/// without its trailing spaces); this is that rule.
+///
+/// # Errors
+/// [`ArrowError`] when the decoded nesting does not match `t`.
+///
+/// Source: Java `org.apache.paimon.format.orc.OrcReaderFactory` (read schema from the
+/// table's row type).
+pub(crate) fn trim_chars_of_table_type(
+    array: &ArrayRef,
+    t: &crate::spec::types::DataType,
+) -> std::result::Result<ArrayRef, ArrowError> {
+    trim_array(array, t)
+}
+
+/// Whether the table type `t` holds a `CHAR(n)` at any depth (the columns
+/// [`trim_chars_of_table_type`] changes).
+pub(crate) fn table_type_holds_char(t: &crate::spec::types::DataType) -> bool {
+    t.holds_char()
+}
+
+/// A type tree that says where CHAR values sit: the ORC file's type or the table's type.
+trait CharTree {
+    /// A `CHAR(n)` type.
+    fn is_char(&self) -> bool;
+    /// Whether a CHAR type sits anywhere in this type.
+    fn holds_char(&self) -> bool;
+    /// The type of the struct / row field named `name`.
+    fn field(&self, name: &str) -> Option<&Self>;
+    /// The element type of a list.
+    fn element(&self) -> Option<&Self>;
+    /// The key and value types of a map.
+    fn key_value(&self) -> Option<(&Self, &Self)>;
+}
+
+impl CharTree for OrcType {
+    fn is_char(&self) -> bool {
+        matches!(self, OrcType::Char { .. })
+    }
+    fn holds_char(&self) -> bool {
+        match self {
+            OrcType::Char { .. } => true,
+            OrcType::Struct { children, .. } => children.iter().any(|c| c.data_type().holds_char()),
+            OrcType::List { child, .. } => child.holds_char(),
+            OrcType::Map { key, value, .. } => key.holds_char() || value.holds_char(),
+            OrcType::Union { variants, .. } => variants.iter().any(CharTree::holds_char),
+            _ => false,
+        }
+    }
+    fn field(&self, name: &str) -> Option<&Self> {
+        match self {
+            OrcType::Struct { children, .. } => children
+                .iter()
+                .find(|c| c.name() == name)
+                .map(|c| c.data_type()),
+            _ => None,
+        }
+    }
+    fn element(&self) -> Option<&Self> {
+        match self {
+            OrcType::List { child, .. } => Some(child),
+            _ => None,
+        }
+    }
+    fn key_value(&self) -> Option<(&Self, &Self)> {
+        match self {
+            OrcType::Map { key, value, .. } => Some((key, value)),
+            _ => None,
+        }
     }
 }
 
-/// `array` (decoded from ORC type `t`) with CHAR values right-trimmed of spaces.
-fn trim_array(array: &ArrayRef, t: &OrcType) -> std::result::Result<ArrayRef, ArrowError> {
+impl CharTree for crate::spec::types::DataType {
+    fn is_char(&self) -> bool {
+        matches!(self.kind, TypeKind::Char { .. })
+    }
+    fn holds_char(&self) -> bool {
+        match &self.kind {
+            TypeKind::Char { .. } => true,
+            TypeKind::Row(fields) => fields.iter().any(|f| f.data_type.holds_char()),
+            TypeKind::Array(e) | TypeKind::Multiset(e) => e.holds_char(),
+            TypeKind::Map(k, v) => k.holds_char() || v.holds_char(),
+            _ => false,
+        }
+    }
+    fn field(&self, name: &str) -> Option<&Self> {
+        match &self.kind {
+            TypeKind::Row(fields) => fields.iter().find(|f| f.name == name).map(|f| &f.data_type),
+            _ => None,
+        }
+    }
+    fn element(&self) -> Option<&Self> {
+        match &self.kind {
+            TypeKind::Array(e) | TypeKind::Multiset(e) => Some(e),
+            _ => None,
+        }
+    }
+    fn key_value(&self) -> Option<(&Self, &Self)> {
+        match &self.kind {
+            TypeKind::Map(k, v) => Some((k, v)),
+            _ => None,
+        }
+    }
+}
+
+/// `array` (decoded with type `t`) with CHAR values right-trimmed of spaces.
+fn trim_array<T: CharTree>(array: &ArrayRef, t: &T) -> std::result::Result<ArrayRef, ArrowError> {
     use arrow_array::cast::AsArray;
-    if !holds_char(t) {
+    if !t.holds_char() {
         return Ok(Arc::clone(array));
     }
-    Ok(match (t, array.data_type()) {
-        (OrcType::Char { .. }, ArrowType::Utf8) => Arc::new(
-            array
-                .as_string::<i32>()
-                .iter()
-                .map(|v| v.map(|s| s.trim_end_matches(' ')))
-                .collect::<StringArray>(),
-        ),
-        (OrcType::Char { .. }, ArrowType::LargeUtf8) => Arc::new(
-            array
-                .as_string::<i64>()
-                .iter()
-                .map(|v| v.map(|s| s.trim_end_matches(' ')))
-                .collect::<LargeStringArray>(),
-        ),
-        (OrcType::Struct { children, .. }, ArrowType::Struct(fields)) => {
+    if t.is_char() {
+        return Ok(match array.data_type() {
+            ArrowType::Utf8 => Arc::new(
+                array
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| v.map(|s| s.trim_end_matches(' ')))
+                    .collect::<StringArray>(),
+            ),
+            ArrowType::LargeUtf8 => Arc::new(
+                array
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|v| v.map(|s| s.trim_end_matches(' ')))
+                    .collect::<LargeStringArray>(),
+            ),
+            _ => Arc::clone(array),
+        });
+    }
+    Ok(match array.data_type() {
+        ArrowType::Struct(fields) => {
             let s = array.as_struct();
             let columns = fields
                 .iter()
                 .zip(s.columns())
-                .map(
-                    |(f, c)| match children.iter().find(|o| o.name() == f.name()) {
-                        Some(o) => trim_array(c, o.data_type()),
-                        None => Ok(Arc::clone(c)),
-                    },
-                )
+                .map(|(f, c)| match t.field(f.name()) {
+                    Some(o) => trim_array(c, o),
+                    None => Ok(Arc::clone(c)),
+                })
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             Arc::new(StructArray::try_new(
                 fields.clone(),
@@ -493,20 +596,24 @@ fn trim_array(array: &ArrayRef, t: &OrcType) -> std::result::Result<ArrayRef, Ar
                 s.nulls().cloned(),
             )?)
         }
-        (OrcType::List { child, .. }, ArrowType::List(item)) => {
-            let l = array.as_list::<i32>();
-            Arc::new(ListArray::try_new(
-                Arc::clone(item),
-                l.offsets().clone(),
-                trim_array(l.values(), child)?,
-                l.nulls().cloned(),
-            )?)
-        }
-        (OrcType::Map { key, value, .. }, ArrowType::Map(entries, sorted)) => {
-            let m = array.as_map();
-            let ArrowType::Struct(kv) = entries.data_type() else {
+        ArrowType::List(item) => match t.element() {
+            Some(child) => {
+                let l = array.as_list::<i32>();
+                Arc::new(ListArray::try_new(
+                    Arc::clone(item),
+                    l.offsets().clone(),
+                    trim_array(l.values(), child)?,
+                    l.nulls().cloned(),
+                )?)
+            }
+            None => Arc::clone(array),
+        },
+        ArrowType::Map(entries, sorted) => {
+            let (Some((key, value)), ArrowType::Struct(kv)) = (t.key_value(), entries.data_type())
+            else {
                 return Ok(Arc::clone(array));
             };
+            let m = array.as_map();
             let entries_struct = StructArray::try_new(
                 kv.clone(),
                 vec![trim_array(m.keys(), key)?, trim_array(m.values(), value)?],

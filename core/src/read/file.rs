@@ -331,6 +331,9 @@ enum Layout {
     /// A type holding maps read from Avro, whose entries Java returns in its hash map's order
     /// ([`avro_map_order`]).
     AvroMaps(DataType),
+    /// A type holding `CHAR(n)` values read from ORC, right-trimmed as Java's ORC reader does
+    /// whatever ORC type the writer chose ([`crate::format::orc::trim_chars_of_table_type`]).
+    OrcChars(DataType),
 }
 
 /// The layout of each decoded column of `schema` (the file's projected columns), given the
@@ -354,6 +357,9 @@ fn physical_layouts(
             }
             if format == FileFormat::Avro && avro_map_order::reorders(ty) {
                 return Ok(Some(Layout::AvroMaps(ty.clone())));
+            }
+            if format == FileFormat::Orc && crate::format::orc::table_type_holds_char(ty) {
+                return Ok(Some(Layout::OrcChars(ty.clone())));
             }
             Ok(holds_variant(ty).then(|| Layout::Variants(ty.clone())))
         })
@@ -478,6 +484,11 @@ impl FileRead {
                 Some(Layout::Variants(t)) => rebuild_variants(column, t, &self.path, field.name())?,
                 Some(Layout::AvroMaps(t)) => {
                     avro_map_order::java_entry_order(column, t).map_err(|e| {
+                        Error::arrow(format!("reading {}: column {}", self.path, field.name()), e)
+                    })?
+                }
+                Some(Layout::OrcChars(t)) => {
+                    crate::format::orc::trim_chars_of_table_type(column, t).map_err(|e| {
                         Error::arrow(format!("reading {}: column {}", self.path, field.name()), e)
                     })?
                 }

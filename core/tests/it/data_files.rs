@@ -78,6 +78,15 @@ fn every_corpus_data_file_decodes() {
     );
 }
 
+/// Whether every data file of the expected table's latest snapshot ends with `suffix`.
+fn file_name_ends(expected: &Value, suffix: &str) -> bool {
+    let files = expected["files"].as_array().unwrap();
+    !files.is_empty()
+        && files
+            .iter()
+            .all(|f| f["file_path"].as_str().unwrap().ends_with(suffix))
+}
+
 fn load_expected(table: &str) -> Value {
     let text =
         std::fs::read_to_string(corpus_dir().join(format!("{table}.expected.json"))).unwrap();
@@ -124,6 +133,21 @@ fn check_append_table_with_known_failures(table: &str, known: &[(&str, &str)]) {
             let cast = cast_batch_to(batch, &target, &path.to_string_lossy())
                 .unwrap_or_else(|e| panic!("{table}: {e}"));
             got.extend(render_batch(&cast));
+        }
+    }
+    // The format decoder gives what the file stores; the table read right-trims CHAR values of
+    // ORC files (Java's ORC read schema comes from the table type), and the expected rows are
+    // that read: pypaimon stores CHAR as a plain ORC string, with its spaces.
+    if file_name_ends(&expected, ".orc") {
+        for f in fields
+            .iter()
+            .filter(|f| f.data_type.to_string().starts_with("CHAR("))
+        {
+            for row in &mut got {
+                if let Some(Value::String(s)) = row.get_mut(f.name.as_str()) {
+                    *s = s.trim_end_matches(' ').to_owned();
+                }
+            }
         }
     }
     assert_eq!(failed, known.len());

@@ -250,6 +250,79 @@ async fn we_read_every_snapshot_of_a_java_managed_blob_table() {
     }
 }
 
+/// Writes `rows` to `path` as the JSON lines Java's `write` command takes.
+fn rows_file(path: &Path, rows: &[Value]) -> String {
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Both writers on one managed-BLOB table, in turns: we write two commits; Java writes one
+/// (with retractions) and fully compacts; we write, delete and fully compact; Java writes
+/// again. Every snapshot reads the same through Java and us, and a copy expired to its last
+/// snapshot, its unreferenced packs collected by us, still reads the same through both (our
+/// collection keeps the packs Java's sidecars name).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_and_we_write_in_turns_on_one_managed_blob_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = create(dir.path(), "turns", managed_schema());
+    write(&loc, &managed_rows(0));
+    write(&loc, &managed_rows(1));
+    let rows2 = rows_file(&dir.path().join("rows-2.jsonl"), &managed_rows(2));
+    let Some(java) = java_batch(&[
+        jcmd(&["write", "write", &loc, &rows2]),
+        jcmd(&["write", "compact", &loc, "--full"]),
+    ]) else {
+        return;
+    };
+    check_outcomes(&java);
+    write(&loc, &managed_rows(3));
+    ok(&["delete", &loc, "--where", "id = 7"]);
+    ok(&["compact", &loc, "--full"]);
+    let rows4 = rows_file(&dir.path().join("rows-4.jsonl"), &managed_rows(4));
+    check_outcomes(&java_batch(&[jcmd(&["write", "write", &loc, &rows4])]).unwrap());
+    let ids = snapshot_ids(&loc);
+    assert_eq!(ids, (1..=8).collect::<Vec<i64>>());
+    // Both writers' packs are live: ours (named by us) and Java's.
+    assert!(files_ending(Path::new(&loc), ".managed.blob").len() > 6);
+
+    let collected = dir.path().join("collected");
+    crate::copy_dir(Path::new(&loc), &collected);
+    let col = collected.to_str().unwrap();
+    ok(&[
+        "expire",
+        col,
+        "--retain-max",
+        "1",
+        "--retain-min",
+        "1",
+        "--older-than",
+        "0 s",
+    ]);
+    ok(&["collect-packs", col, "--older-than", "0 s"]);
+
+    let mut commands: Vec<Vec<String>> = ids.iter().map(|s| java_rows_at(&loc, Some(*s))).collect();
+    commands.push(java_rows_at(col, None));
+    let java = java_batch(&commands).unwrap();
+    for (s, j) in ids.iter().zip(&java) {
+        let ours = our_rows(&loc, Some(*s)).await;
+        assert!(!ours.is_empty(), "snapshot {s} has rows");
+        assert_eq!(
+            j.sorted(&format!("read of snapshot {s}")),
+            ours,
+            "snapshot {s}"
+        );
+    }
+    let last = our_rows(&loc, None).await;
+    // The last snapshot holds Java's commit 4 on top of ours: some rows carry blobs.
+    assert!(last.iter().any(|r| r.contains("\"n1-c4\"")), "{last:?}");
+    assert_eq!(
+        java[ids.len()].sorted("read after expire and collect-packs"),
+        last
+    );
+    assert_eq!(our_rows(col, None).await, last);
+}
+
 /// The same input rows (one commit, one bucket) written by us and by Java: the packs are the
 /// same bytes, and the sidecars list the same packs under the same directory (Java names its
 /// packs with random UUIDs and the tables sit at different paths, so pack names are mapped by

@@ -12,6 +12,8 @@ import org.apache.paimon.append.AppendCompactTask;
 import org.apache.paimon.append.dataevolution.DataEvolutionCompactCoordinator;
 import org.apache.paimon.append.dataevolution.DataEvolutionCompactTask;
 import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BlobData;
+import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.format.FileFormat;
@@ -38,8 +40,10 @@ import org.apache.paimon.types.RowType;
  * wall milliseconds and {@code cpu_ms}: the CPU time of the whole JVM during the iteration.
  *
  * <pre>
- * write append|pk TABLE INPUT.parquet [--repeat N] [--option k=v]...
- *     creates TABLE (TABLE.i for iteration i > 0), writes the input, commits one snapshot
+ * write append|pk|blob TABLE INPUT.parquet [--repeat N] [--option k=v]...
+ *     creates TABLE (TABLE.i for iteration i > 0), writes the input, commits one snapshot;
+ *     blob: W4's managed-BLOB primary-key table (id BIGINT NOT NULL, name STRING, data BLOB;
+ *     bucket 1), the input's BYTES column `data` written as BLOB values
  * readonly append|pk INPUT.parquet [--repeat N]     only reads the input (its share of write)
  * compact pk|append|de PRISTINE WORK [--repeat N]   copies PRISTINE to WORK (not timed; "-": WORK
  *     is already a fresh copy), then
@@ -60,6 +64,23 @@ public class Main {
                 .field("flag", DataTypes.BOOLEAN())
                 .field("note", DataTypes.STRING())
                 .build();
+    }
+
+    /** W4's table type ({@code blob}) or its input's type ({@code input}: data as BYTES). */
+    static RowType blobRowType(boolean input) {
+        return RowType.builder()
+                .field("id", DataTypes.BIGINT().notNull())
+                .field("name", DataTypes.STRING())
+                .field("data", input ? DataTypes.BYTES() : DataTypes.BLOB())
+                .build();
+    }
+
+    /** A row of W4's input as a row of its table: the bytes of {@code data} as a BLOB. */
+    static InternalRow blobRow(InternalRow in) {
+        return GenericRow.of(
+                in.getLong(0),
+                in.isNullAt(1) ? null : in.getString(1).copy(),
+                in.isNullAt(2) ? null : new BlobData(in.getBinary(2)));
     }
 
     static long ms(long t0) {
@@ -135,7 +156,7 @@ public class Main {
         for (int it = 0; it < repeat; it++) {
             switch (mode) {
                 case "write":
-                    write(it, pos.get(0).equals("pk"), it == 0 ? pos.get(1) : pos.get(1) + "." + it,
+                    write(it, pos.get(0), it == 0 ? pos.get(1) : pos.get(1) + "." + it,
                             pos.get(2), opts);
                     break;
                 case "readonly":
@@ -154,18 +175,24 @@ public class Main {
         }
     }
 
-    static void write(int it, boolean pk, String dir, String input, Map<String, String> opts)
+    static void write(int it, String kind, String dir, String input, Map<String, String> opts)
             throws Exception {
+        boolean pk = kind.equals("pk");
+        boolean blob = kind.equals("blob");
+        if (!pk && !blob && !kind.equals("append")) {
+            throw new IllegalArgumentException("unknown write kind " + kind);
+        }
         rmrf(dir);
         long c0 = cpuMs();
         long t0 = System.nanoTime();
         Schema.Builder b = Schema.newBuilder();
-        for (org.apache.paimon.types.DataField f : rowType(pk).getFields()) {
+        for (org.apache.paimon.types.DataField f :
+                (blob ? blobRowType(false) : rowType(pk)).getFields()) {
             b.column(f.name(), f.type());
         }
-        if (pk) {
+        if (pk || blob) {
             b.primaryKey("id");
-            b.option("bucket", "4");
+            b.option("bucket", pk ? "4" : "1");
         }
         for (Map.Entry<String, String> e : opts.entrySet()) {
             b.option(e.getKey(), e.getValue());
@@ -180,7 +207,10 @@ public class Main {
         List<CommitMessage> msgs;
         try (BatchTableWrite w =
                 wb.newWrite().withIOManager(IOManager.create(System.getProperty("java.io.tmpdir")))) {
-            rows = readInput(input, rowType(pk), w::write);
+            rows =
+                    blob
+                            ? readInput(input, blobRowType(true), r -> w.write(blobRow(r)))
+                            : readInput(input, rowType(pk), w::write);
             msgs = w.prepareCommit();
         }
         long tWrite = ms(t1);
@@ -191,7 +221,7 @@ public class Main {
         long tCommit = ms(t2);
         System.out.printf(
                 "iter=%d mode=write kind=%s rows=%d create_ms=%d write_ms=%d commit_ms=%d total_ms=%d cpu_ms=%d table=%s%n",
-                it, pk ? "pk" : "append", rows, tCreate, tWrite, tCommit, ms(t0), cpuMs() - c0, dir);
+                it, kind, rows, tCreate, tWrite, tCommit, ms(t0), cpuMs() - c0, dir);
     }
 
     static void compact(int it, String kind, String pristine, String work) throws Exception {
