@@ -19,6 +19,12 @@ from make_corpus import canon_table, java_orc_char_columns, read_arrow, trim_cha
 from pypaimon import CatalogFactory  # noqa: E402
 
 
+def latest_schema_id(table_path):
+    """The id of the newest `schema/schema-N` file of the table at `table_path`."""
+    return max(int(n[len("schema-"):]) for n in os.listdir(os.path.join(table_path, "schema"))
+               if n.startswith("schema-"))
+
+
 def key(row):
     return json.dumps(row, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
 
@@ -39,7 +45,8 @@ def main():
         try:
             t = catalog.get_table("%s.%s" % (exp.get("database", "corpus"), table))
             got = canon_table(read_arrow(t))
-            chars = java_orc_char_columns(os.path.join(wh, exp["path"]), exp.get("schema_id") or 0)
+            path = os.path.join(wh, exp.get("path") or "%s.db/%s" % (exp.get("database", "corpus"), table))
+            chars = java_orc_char_columns(path, latest_schema_id(path))
             got = trim_chars(got, chars)
             exp["rows"] = trim_chars(exp["rows"], chars)
         except Exception as e:  # noqa: BLE001 - reported per table
