@@ -4,7 +4,7 @@
 //! A position-independent executable of this size carries ~243,000 relative relocations
 //! (`.rela.dyn`, 5.8 MB) that the loader reads and applies to `.data.rel.ro` (4.1 MB of pages
 //! made private) before `main`, on every run: a short command such as `info` peaked at
-//! 25.3 MiB, 18.4 MiB without them (bench/results/2026-12-06c.md). The library, the Python
+//! 24-25 MiB, 16-18 MiB without them (bench/results/2026-12-06c.md). The library, the Python
 //! module and every other target keep the default. Set `PAIMON_KERNEL_PIE=1` at build time to
 //! link the CLI as a PIE again (address-space randomisation of the executable itself).
 
