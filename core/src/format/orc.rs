@@ -26,7 +26,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, ArrayRef, LargeStringArray, ListArray, MapArray, RecordBatch, StringArray, StructArray,
+    Array, ArrayRef, GenericStringArray, ListArray, MapArray, OffsetSizeTrait, RecordBatch,
+    StructArray,
 };
 use arrow_schema::{ArrowError, DataType as ArrowType, FieldRef, Schema, SchemaRef};
 use bytes::{Buf, Bytes};
@@ -554,6 +555,21 @@ impl CharTree for crate::spec::types::DataType {
     }
 }
 
+/// `strings` (the string view of `array`) with trailing spaces removed; `array` itself when no
+/// value ends with a space (a column read again after the ORC type already trimmed it, or
+/// values that fill their length), so that such a pass allocates nothing.
+fn trim_strings<O: OffsetSizeTrait>(strings: &GenericStringArray<O>, array: &ArrayRef) -> ArrayRef {
+    if !strings.iter().flatten().any(|s| s.ends_with(' ')) {
+        return Arc::clone(array);
+    }
+    Arc::new(
+        strings
+            .iter()
+            .map(|v| v.map(|s| s.trim_end_matches(' ')))
+            .collect::<GenericStringArray<O>>(),
+    )
+}
+
 /// `array` (decoded with type `t`) with CHAR values right-trimmed of spaces.
 fn trim_array<T: CharTree>(array: &ArrayRef, t: &T) -> std::result::Result<ArrayRef, ArrowError> {
     use arrow_array::cast::AsArray;
@@ -562,20 +578,8 @@ fn trim_array<T: CharTree>(array: &ArrayRef, t: &T) -> std::result::Result<Array
     }
     if t.is_char() {
         return Ok(match array.data_type() {
-            ArrowType::Utf8 => Arc::new(
-                array
-                    .as_string::<i32>()
-                    .iter()
-                    .map(|v| v.map(|s| s.trim_end_matches(' ')))
-                    .collect::<StringArray>(),
-            ),
-            ArrowType::LargeUtf8 => Arc::new(
-                array
-                    .as_string::<i64>()
-                    .iter()
-                    .map(|v| v.map(|s| s.trim_end_matches(' ')))
-                    .collect::<LargeStringArray>(),
-            ),
+            ArrowType::Utf8 => trim_strings(array.as_string::<i32>(), array),
+            ArrowType::LargeUtf8 => trim_strings(array.as_string::<i64>(), array),
             _ => Arc::clone(array),
         });
     }

@@ -88,6 +88,23 @@ fn files_ending(dir: &Path, suffix: &str) -> BTreeMap<String, PathBuf> {
     out
 }
 
+/// A copy of the table at `loc` (as `dir/collected`) with every snapshot but the last expired.
+fn expired_copy(loc: &str, dir: &Path) -> PathBuf {
+    let collected = dir.join("collected");
+    crate::copy_dir(Path::new(loc), &collected);
+    ok(&[
+        "expire",
+        collected.to_str().unwrap(),
+        "--retain-max",
+        "1",
+        "--retain-min",
+        "1",
+        "--older-than",
+        "0 s",
+    ]);
+    collected
+}
+
 fn java_rows_at(loc: &str, snapshot: Option<i64>) -> Vec<String> {
     let mut c = jcmd(&["read", loc]);
     if let Some(s) = snapshot {
@@ -162,19 +179,8 @@ async fn java_reads_every_snapshot_of_our_managed_blob_table() {
     assert_eq!(ids, [1, 2, 3, 4, 5]);
     assert!(files_ending(Path::new(&loc), ".managed.blob").len() > 6);
     // The expired and collected copy.
-    let collected = dir.path().join("collected");
-    crate::copy_dir(Path::new(&loc), &collected);
+    let collected = expired_copy(&loc, dir.path());
     let col = collected.to_str().unwrap();
-    ok(&[
-        "expire",
-        col,
-        "--retain-max",
-        "1",
-        "--retain-min",
-        "1",
-        "--older-than",
-        "0 s",
-    ]);
     let packs_before = files_ending(&collected, ".managed.blob").len();
     let out: Value = serde_json::from_str(&ok(&[
         "collect-packs",
@@ -286,19 +292,8 @@ async fn java_and_we_write_in_turns_on_one_managed_blob_table() {
     // Both writers' packs are live: ours (named by us) and Java's.
     assert!(files_ending(Path::new(&loc), ".managed.blob").len() > 6);
 
-    let collected = dir.path().join("collected");
-    crate::copy_dir(Path::new(&loc), &collected);
+    let collected = expired_copy(&loc, dir.path());
     let col = collected.to_str().unwrap();
-    ok(&[
-        "expire",
-        col,
-        "--retain-max",
-        "1",
-        "--retain-min",
-        "1",
-        "--older-than",
-        "0 s",
-    ]);
     ok(&["collect-packs", col, "--older-than", "0 s"]);
 
     let mut commands: Vec<Vec<String>> = ids.iter().map(|s| java_rows_at(&loc, Some(*s))).collect();
