@@ -301,8 +301,6 @@ fn render_stats(
             Some(p) => stats
                 .null_counts
                 .get(p)
-                .copied()
-                .flatten()
                 .map_or("null".to_string(), |c| c.to_string()),
             None if !in_file => file.row_count.to_string(),
             None => "null".to_string(),

@@ -306,7 +306,7 @@ fn set_may_match_stats(
         .map(|p| p.fields(&types).ok())
         .collect::<Option<_>>()?;
     for i in 0..fields.len() {
-        let null_count = stats.null_counts.get(i).copied().flatten();
+        let null_count = stats.null_counts.get(i);
         let has_nulls_in_manifest = null_count.is_none_or(|n| n > 0);
         let all_null_in_manifest = null_count.is_some_and(|n| n >= row_count);
         let set_values: Vec<&Datum> = values.iter().map(|v| &v[i]).collect();

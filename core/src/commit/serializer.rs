@@ -57,14 +57,10 @@
 //! Java quirk: Java reads `_CREATION_TIME` without looking at its null bit, so a null creation
 //! time comes back as epoch 0 in Java; [`decode`] gives `None` for it.
 
-use std::sync::Arc;
-
-use bytes::Bytes;
-
 use crate::commit::message::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
-use crate::spec::binary_row::{BinaryRow, Datum};
-use crate::spec::data_file::{DataFileMeta, FileSource, SimpleStats};
+use crate::spec::binary_row::{BinaryRow, Datum, RowOrigin};
+use crate::spec::data_file::{DataFileMeta, FileSource, NullCounts, SimpleStats};
 use crate::spec::index_manifest::{DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta};
 use crate::spec::types::{DataField, DataType, TypeKind};
 
@@ -118,7 +114,7 @@ pub fn encode_version(version: i32, msg: &CommitMessage) -> Result<Vec<u8>> {
 /// [`Error::Corrupt`] (naming "commit message bytes") for truncated, trailing or malformed
 /// bytes.
 pub fn decode(version: i32, bytes: &[u8]) -> Result<CommitMessage> {
-    let mut r = Reader::new(bytes, Arc::from(DEFAULT_ORIGIN));
+    let mut r = Reader::new(bytes, RowOrigin::new(DEFAULT_ORIGIN));
     let msg = read_message(&mut r, version)?;
     r.finish()?;
     Ok(msg)
@@ -152,10 +148,10 @@ pub fn encode_list_version(version: i32, msgs: &[CommitMessage]) -> Result<Vec<u
 /// # Errors
 /// As [`decode`].
 pub fn decode_list(version: i32, bytes: &[u8]) -> Result<Vec<CommitMessage>> {
-    decode_list_from(version, bytes, Arc::from(DEFAULT_ORIGIN))
+    decode_list_from(version, bytes, RowOrigin::new(DEFAULT_ORIGIN))
 }
 
-fn decode_list_from(version: i32, bytes: &[u8], origin: Arc<str>) -> Result<Vec<CommitMessage>> {
+fn decode_list_from(version: i32, bytes: &[u8], origin: RowOrigin) -> Result<Vec<CommitMessage>> {
     let mut r = Reader::new(bytes, origin);
     let n = r.count("commit message list")?;
     let mut out = Vec::with_capacity(n.min(1024));
@@ -200,7 +196,7 @@ pub fn encode_file_version(version: i32, msgs: &[CommitMessage]) -> Result<Vec<u
 /// [`Error::Corrupt`] naming `path` if the header is short, the length does not match the
 /// remaining bytes, or the list is malformed; [`Error::Unsupported`] for an unknown version.
 pub fn decode_file(bytes: &[u8], path: &str) -> Result<Vec<CommitMessage>> {
-    let origin: Arc<str> = Arc::from(path);
+    let origin = RowOrigin::new(path);
     let mut r = Reader::new(bytes, origin.clone());
     let version = r.i32("version")?;
     let len = r.count("payload length")?;
@@ -427,7 +423,7 @@ fn stats_datum(s: &SimpleStats) -> Datum {
         Datum::Array(
             s.null_counts
                 .iter()
-                .map(|c| opt(*c, Datum::BigInt))
+                .map(|c| opt(c, Datum::BigInt))
                 .collect(),
         ),
     ])
@@ -581,17 +577,17 @@ fn write_index_files(
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
-    origin: Arc<str>,
+    origin: RowOrigin,
     format: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    fn new(buf: &'a [u8], origin: Arc<str>) -> Self {
+    fn new(buf: &'a [u8], origin: RowOrigin) -> Self {
         Self::with_format(buf, origin, FORMAT)
     }
 
     /// A reader of bytes of `format` (for errors).
-    pub(crate) fn with_format(buf: &'a [u8], origin: Arc<str>, format: &'static str) -> Self {
+    pub(crate) fn with_format(buf: &'a [u8], origin: RowOrigin, format: &'static str) -> Self {
         Reader {
             buf,
             pos: 0,
@@ -605,7 +601,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The origin given to the reader.
-    pub(crate) fn origin(&self) -> Arc<str> {
+    pub(crate) fn origin(&self) -> RowOrigin {
         self.origin.clone()
     }
 
@@ -679,12 +675,7 @@ impl<'a> Reader<'a> {
     fn row(&mut self, types: &[DataType], what: &str) -> Result<Vec<Datum>> {
         let len = self.count(what)?;
         let bytes = self.take(len, what)?;
-        BinaryRow::from_row_bytes(
-            types.len(),
-            Bytes::copy_from_slice(bytes),
-            self.origin.clone(),
-        )?
-        .fields(types)
+        BinaryRow::from_row_bytes(types.len(), bytes, self.origin.clone())?.fields(types)
     }
 }
 
@@ -859,7 +850,7 @@ impl Fields<'_, '_> {
         let min_values = s.serialized_row(0, "_MIN_VALUES")?;
         let max_values = s.serialized_row(1, "_MAX_VALUES")?;
         let null_counts = match s.take(2) {
-            Datum::Null => Vec::new(),
+            Datum::Null => NullCounts::default(),
             Datum::Array(items) => items
                 .into_iter()
                 .map(|d| match d {
@@ -867,7 +858,8 @@ impl Fields<'_, '_> {
                     Datum::BigInt(v) => Ok(Some(v)),
                     d => Err(s.bad("_NULL_COUNTS", &d)),
                 })
-                .collect::<Result<Vec<_>>>()?,
+                .collect::<Result<Vec<_>>>()?
+                .into(),
             d => return Err(s.bad("_NULL_COUNTS", &d)),
         };
         Ok(SimpleStats {

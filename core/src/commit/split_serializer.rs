@@ -27,7 +27,7 @@
 //! Source: Java `org.apache.paimon.table.source.DataSplit#serialize` / `#deserialize`,
 //! `DeletionFile#serializeList`, `SerializationUtils#serializeBinaryRow` (release-2.0.0).
 
-use std::sync::Arc;
+use crate::spec::binary_row::RowOrigin;
 
 use crate::commit::serializer::{Reader, encode_modified_utf8, read_data_file, write_data_file};
 use crate::error::{Error, Result};
@@ -163,7 +163,7 @@ pub fn encode(split: &DataSplit, table_root: &str) -> Result<Vec<u8>> {
 /// `Corrupt` (format `data-split`) for truncated, trailing or malformed bytes; `Unsupported`
 /// for other versions, for "before" files and for streaming splits.
 pub fn decode(bytes: &[u8], table_root: &str) -> Result<DataSplit> {
-    let mut r = Reader::with_format(bytes, Arc::from("data split bytes"), FORMAT);
+    let mut r = Reader::with_format(bytes, RowOrigin::new("data split bytes"), FORMAT);
     let magic = r.i64("magic")?;
     if magic != MAGIC {
         return Err(Error::unsupported(

@@ -34,20 +34,19 @@ use arrow_array::{
 };
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType as ArrowType, TimeUnit};
-use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::spec::binary_row::{
-    BinaryRow, Datum, MAX_COMPACT_DECIMAL_PRECISION, MAX_COMPACT_TIMESTAMP_PRECISION,
+    BinaryRow, Datum, MAX_COMPACT_DECIMAL_PRECISION, MAX_COMPACT_TIMESTAMP_PRECISION, RowOrigin,
     null_bits_size_in_bytes,
 };
 use crate::spec::types::{DataType, TypeKind};
 
 /// Origin of rows built here (shown in errors about them).
-fn encoded_origin() -> Arc<str> {
-    static ORIGIN: OnceLock<Arc<str>> = OnceLock::new();
+fn encoded_origin() -> RowOrigin {
+    static ORIGIN: OnceLock<RowOrigin> = OnceLock::new();
     ORIGIN
-        .get_or_init(|| Arc::from("row encoded from arrow"))
+        .get_or_init(|| RowOrigin::new("row encoded from arrow"))
         .clone()
 }
 
@@ -740,7 +739,7 @@ impl<'a> BinaryRowEncoder<'a> {
     pub fn encode(&self, row: usize) -> Result<BinaryRow> {
         let mut out = Vec::new();
         self.encode_into(row, &mut out)?;
-        BinaryRow::from_row_bytes(self.arity(), Bytes::from(out), encoded_origin())
+        BinaryRow::from_row_bytes(self.arity(), &out, encoded_origin())
     }
 }
 
@@ -764,11 +763,7 @@ pub fn binary_rows(columns: &[ArrayRef], types: &[DataType]) -> Result<Vec<Binar
     (0..encoder.num_rows())
         .map(|row| {
             encoder.encode_into(row, &mut buf)?;
-            BinaryRow::from_row_bytes(
-                encoder.arity(),
-                Bytes::copy_from_slice(&buf),
-                origin.clone(),
-            )
+            BinaryRow::from_row_bytes(encoder.arity(), &buf, origin.clone())
         })
         .collect()
 }

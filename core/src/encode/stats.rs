@@ -689,7 +689,7 @@ impl StatsCollector {
         let types: Vec<DataType> = kept.iter().map(|i| fields[*i].data_type.clone()).collect();
         let mins: Vec<Datum> = kept.iter().map(|i| stats[*i].min.clone()).collect();
         let maxs: Vec<Datum> = kept.iter().map(|i| stats[*i].max.clone()).collect();
-        let counts: Vec<Option<i64>> = kept.iter().map(|i| stats[*i].null_count).collect();
+        let counts = kept.iter().map(|i| stats[*i].null_count).collect();
         let simple = SimpleStats {
             min_values: BinaryRow::encode(&mins, &types)?,
             max_values: BinaryRow::encode(&maxs, &types)?,

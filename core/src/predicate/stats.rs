@@ -50,7 +50,7 @@ impl ColumnStats {
                     data_type: f.data_type.clone(),
                     min: get(&stats.min_values),
                     max: get(&stats.max_values),
-                    null_count: stats.null_counts.get(i).copied().flatten(),
+                    null_count: stats.null_counts.get(i),
                 }
             })
             .collect()

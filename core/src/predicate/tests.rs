@@ -1641,7 +1641,7 @@ fn column_stats_from_simple_stats() {
     let stats = crate::spec::SimpleStats {
         min_values: min,
         max_values: max,
-        null_counts: vec![Some(0), Some(2), None],
+        null_counts: vec![Some(0), Some(2), None].into(),
     };
     let cols = ColumnStats::from_simple_stats(&stats, &fields);
     assert_eq!(

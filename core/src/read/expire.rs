@@ -437,7 +437,7 @@ mod tests {
             value_stats: SimpleStats {
                 max_values: min.clone(),
                 min_values: min,
-                null_counts: vec![Some(0); types.len()],
+                null_counts: vec![Some(0); types.len()].into(),
             },
             min_sequence_number: 0,
             max_sequence_number: 0,

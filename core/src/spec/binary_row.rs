@@ -20,9 +20,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use bytes::Bytes;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
@@ -415,24 +414,64 @@ impl fmt::Display for Datum {
 // BinaryRow
 // ---------------------------------------------------------------------------------------------
 
-/// A binary row: arity plus the row bytes (without the 4-byte arity prefix of the serialized
-/// form), and the file it came from for error messages.
+/// A binary row: its serialized form (`int32 BE arity ‖ row bytes`, the arity checked
+/// non-negative and the row bytes at least header + fixed slots long), and the file it came
+/// from for error messages.
 ///
 /// Source: Java `org.apache.paimon.data.BinaryRow`.
 ///
-/// Equality, ordering and hashing use `(arity, bytes)` only (like Java's byte-wise
-/// `BinaryRow#equals`), never the origin. Serde form: the lowercase hex of the serialized
-/// bytes (`"00000000" + "0000000000000000"` for the empty row).
+/// 24 bytes inline (two shared pointers, the first to a slice): a plan holds seven rows per data file (partition,
+/// min/max key, min/max of the key and value stats), so the row's own size is most of a
+/// [`crate::spec::ManifestEntry`]'s. Clones share the bytes. Equality, ordering and hashing
+/// use `(arity, bytes)` only (like Java's byte-wise `BinaryRow#equals`), never the origin.
+/// Serde form: the lowercase hex of the serialized bytes (`"00000000" + "0000000000000000"`
+/// for the empty row).
 #[derive(Clone)]
 pub struct BinaryRow {
-    arity: usize,
-    data: Bytes,
-    origin: Arc<str>,
+    serialized: Arc<[u8]>,
+    origin: RowOrigin,
+}
+
+/// The file (or a description) a [`BinaryRow`] came from, named in the errors about it: a
+/// shared handle of one pointer, made once per file and cloned into each of its rows.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct RowOrigin(Arc<String>);
+
+impl RowOrigin {
+    /// A handle naming `origin`.
+    pub fn new(origin: impl Into<String>) -> Self {
+        RowOrigin(Arc::new(origin.into()))
+    }
+}
+
+impl std::ops::Deref for RowOrigin {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for RowOrigin {
+    fn from(origin: &str) -> Self {
+        RowOrigin::new(origin)
+    }
+}
+
+impl fmt::Display for RowOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for RowOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.0.as_str(), f)
+    }
 }
 
 impl PartialEq for BinaryRow {
     fn eq(&self, other: &Self) -> bool {
-        self.arity == other.arity && self.data == other.data
+        self.serialized == other.serialized
     }
 }
 
@@ -440,8 +479,8 @@ impl Eq for BinaryRow {}
 
 impl Hash for BinaryRow {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.arity.hash(state);
-        self.data.hash(state);
+        self.arity().hash(state);
+        self.row_bytes().hash(state);
     }
 }
 
@@ -453,7 +492,7 @@ impl PartialOrd for BinaryRow {
 
 impl Ord for BinaryRow {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.arity, &self.data).cmp(&(other.arity, &other.data))
+        (self.arity(), self.row_bytes()).cmp(&(other.arity(), other.row_bytes()))
     }
 }
 
@@ -462,8 +501,8 @@ impl fmt::Debug for BinaryRow {
         write!(
             f,
             "BinaryRow(arity={}, {})",
-            self.arity,
-            crate::util::hex(&self.data)
+            self.arity(),
+            crate::util::hex(self.row_bytes())
         )
     }
 }
@@ -476,7 +515,7 @@ impl Default for BinaryRow {
 
 impl Serialize for BinaryRow {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::util::hex(&self.to_serialized()))
+        s.serialize_str(&crate::util::hex(&self.serialized))
     }
 }
 
@@ -496,11 +535,21 @@ pub fn null_bits_size_in_bytes(arity: usize) -> usize {
     arity.saturating_add(63 + 8) / 64 * 8
 }
 
-/// Row bytes of the empty row: the 8-byte header, no fields.
-const EMPTY_ROW_BYTES: [u8; 8] = [0; 8];
-
 fn corrupt(origin: &str, reason: impl Into<String>) -> Error {
     Error::corrupt(origin, FORMAT, reason)
+}
+
+/// The empty row's serialized bytes and default origin, shared by every empty row: the
+/// partition of an unpartitioned table and the keys and key stats of every append file are
+/// most rows of a large plan.
+fn shared_empty() -> &'static (Arc<[u8]>, RowOrigin) {
+    static EMPTY: OnceLock<(Arc<[u8]>, RowOrigin)> = OnceLock::new();
+    EMPTY.get_or_init(|| {
+        (
+            Arc::from(&BinaryRow::EMPTY_SERIALIZED[..]),
+            RowOrigin::new("empty row"),
+        )
+    })
 }
 
 impl BinaryRow {
@@ -508,12 +557,12 @@ impl BinaryRow {
     pub const EMPTY_SERIALIZED: [u8; 12] = [0; 12];
 
     /// The empty row (arity 0), used as the partition of unpartitioned tables and the
-    /// min/max key of append files.
+    /// min/max key of append files. Allocates nothing.
     pub fn empty() -> Self {
+        let (serialized, origin) = shared_empty();
         BinaryRow {
-            arity: 0,
-            data: Bytes::from_static(&EMPTY_ROW_BYTES),
-            origin: Arc::from("empty row"),
+            serialized: serialized.clone(),
+            origin: origin.clone(),
         }
     }
 
@@ -524,11 +573,12 @@ impl BinaryRow {
     /// [`Error::Corrupt`] if the buffer is shorter than 4 bytes, the arity is negative, or the
     /// row bytes are shorter than the header + fixed slots of that arity.
     pub fn from_serialized(bytes: &[u8], path: &str) -> Result<Self> {
-        Self::from_serialized_shared(bytes, Arc::from(path))
+        Self::from_serialized_shared(bytes, RowOrigin::new(path))
     }
 
-    /// Like [`BinaryRow::from_serialized`] with a shared origin (one `Arc` per manifest).
-    pub fn from_serialized_shared(bytes: &[u8], origin: Arc<str>) -> Result<Self> {
+    /// Like [`BinaryRow::from_serialized`] with a shared origin (one per manifest).
+    /// The empty row's bytes are shared, not allocated per row.
+    pub fn from_serialized_shared(bytes: &[u8], origin: RowOrigin) -> Result<Self> {
         let Some((head, rest)) = bytes.split_first_chunk::<4>() else {
             return Err(corrupt(
                 &origin,
@@ -538,57 +588,54 @@ impl BinaryRow {
                 ),
             ));
         };
-        let arity = i32::from_be_bytes(*head);
-        let arity = usize::try_from(arity)
-            .map_err(|_| corrupt(&origin, format!("negative binary row arity {arity}")))?;
-        // The empty row (partition of unpartitioned tables, keys and key stats of append
-        // files) is most rows of a large plan: shared, not allocated per row.
-        let data = if arity == 0 && rest == EMPTY_ROW_BYTES {
-            Bytes::from_static(&EMPTY_ROW_BYTES)
+        checked_arity(i32::from_be_bytes(*head), rest.len(), &origin)?;
+        let serialized = if bytes == Self::EMPTY_SERIALIZED {
+            shared_empty().0.clone()
         } else {
-            Bytes::copy_from_slice(rest)
+            Arc::from(bytes)
         };
-        Self::from_row_bytes(arity, data, origin)
+        Ok(BinaryRow { serialized, origin })
     }
 
-    /// A row of `arity` fields over `data` (row bytes, no arity prefix).
+    /// A row of `arity` fields over `data` (row bytes, no arity prefix), copied.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] if `data` is shorter than the header + fixed slots.
-    pub fn from_row_bytes(arity: usize, data: Bytes, origin: Arc<str>) -> Result<Self> {
-        let fixed = fixed_part_size(arity)
-            .ok_or_else(|| corrupt(&origin, format!("binary row arity {arity} is too large")))?;
-        if data.len() < fixed {
-            return Err(corrupt(
-                &origin,
-                format!(
-                    "binary row of arity {arity} needs at least {fixed} bytes, has {}",
-                    data.len()
-                ),
-            ));
-        }
-        Ok(BinaryRow {
-            arity,
-            data,
-            origin,
-        })
+    /// [`Error::Corrupt`] if `arity` does not fit an `int32` or `data` is shorter than the
+    /// header + fixed slots.
+    pub fn from_row_bytes(arity: usize, data: &[u8], origin: RowOrigin) -> Result<Self> {
+        let arity_i32 = i32::try_from(arity)
+            .map_err(|_| corrupt(&origin, format!("binary row arity {arity} is too large")))?;
+        checked_arity(arity_i32, data.len(), &origin)?;
+        let serialized: Arc<[u8]> = arity_i32
+            .to_be_bytes()
+            .iter()
+            .chain(data)
+            .copied()
+            .collect();
+        Ok(BinaryRow { serialized, origin })
     }
 
     /// Number of fields.
     pub fn arity(&self) -> usize {
-        self.arity
+        // The constructors checked the prefix: 4 bytes, non-negative.
+        let head: [u8; 4] = self
+            .serialized
+            .first_chunk::<4>()
+            .copied()
+            .unwrap_or_default();
+        i32::from_be_bytes(head).max(0) as usize
     }
 
     /// The row bytes (header, null bits, fixed slots, variable part).
     pub fn row_bytes(&self) -> &[u8] {
-        &self.data
+        self.serialized.get(4..).unwrap_or_default()
     }
 
     /// Java `BinaryRow#hashCode`: [`crate::spec::murmur::hash_bytes`] of the row bytes (header with the row kind,
     /// null bits, fixed slots and variable part). The bucket of a row and the iteration order
     /// of Java hash maps keyed by rows come from it.
     pub fn hash_code(&self) -> i32 {
-        super::murmur::hash_bytes(&self.data)
+        super::murmur::hash_bytes(self.row_bytes())
     }
 
     /// Path of the file the row was read from (or a description), used in errors.
@@ -597,22 +644,28 @@ impl BinaryRow {
     }
 
     /// The same row with another origin.
-    pub fn with_origin(mut self, origin: Arc<str>) -> Self {
+    pub fn with_origin(mut self, origin: RowOrigin) -> Self {
         self.origin = origin;
         self
     }
 
+    /// `int32 BE arity ‖ row bytes` (Java `SerializationUtils.serializeBinaryRow`), borrowed.
+    pub fn serialized(&self) -> &[u8] {
+        &self.serialized
+    }
+
     /// `int32 BE arity ‖ row bytes` (Java `SerializationUtils.serializeBinaryRow`).
     pub fn to_serialized(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4 + self.data.len());
-        out.extend_from_slice(&(self.arity as i32).to_be_bytes());
-        out.extend_from_slice(&self.data);
-        out
+        self.serialized.to_vec()
     }
 
     /// The row-kind byte (byte 0; 0 = INSERT in stored rows).
     pub fn row_kind_byte(&self) -> u8 {
-        self.data.first().copied().unwrap_or(0)
+        self.row_bytes().first().copied().unwrap_or(0)
+    }
+
+    fn reader(&self) -> Result<RowReader<'_>> {
+        RowReader::new(self.row_bytes(), self.arity(), &self.origin)
     }
 
     /// True if field `pos` is null.
@@ -620,7 +673,7 @@ impl BinaryRow {
     /// # Errors
     /// [`Error::Corrupt`] if `pos >= arity`.
     pub fn is_null_at(&self, pos: usize) -> Result<bool> {
-        let reader = RowReader::new(&self.data, self.arity, &self.origin)?;
+        let reader = self.reader()?;
         reader.check_pos(pos)?;
         Ok(reader.is_null(pos))
     }
@@ -633,7 +686,7 @@ impl BinaryRow {
     /// nested size or inline length is out of bounds; [`Error::Unsupported`] for types
     /// without a binary-row form here (`VECTOR`, `GEOMETRY`, ...).
     pub fn field(&self, pos: usize, ty: &DataType) -> Result<Datum> {
-        let reader = RowReader::new(&self.data, self.arity, &self.origin)?;
+        let reader = self.reader()?;
         reader.check_pos(pos)?;
         reader.get(pos, ty)
     }
@@ -643,18 +696,18 @@ impl BinaryRow {
     /// # Errors
     /// [`Error::Corrupt`] if `types.len() != arity` or any field is corrupt.
     pub fn fields(&self, types: &[DataType]) -> Result<Vec<Datum>> {
-        if types.len() != self.arity {
+        if types.len() != self.arity() {
             return Err(corrupt(
                 &self.origin,
                 format!(
                     "binary row has {} fields, expected {} ({})",
-                    self.arity,
+                    self.arity(),
                     types.len(),
-                    crate::util::hex(&self.data)
+                    crate::util::hex(self.row_bytes())
                 ),
             ));
         }
-        let reader = RowReader::new(&self.data, self.arity, &self.origin)?;
+        let reader = self.reader()?;
         types
             .iter()
             .enumerate()
@@ -677,12 +730,30 @@ impl BinaryRow {
             )));
         }
         let data = write_row(values, types)?;
-        Ok(BinaryRow {
-            arity: values.len(),
-            data: Bytes::from(data),
-            origin: Arc::from("encoded row"),
-        })
+        Self::from_row_bytes(values.len(), &data, encoded_row_origin())
     }
+}
+
+/// The origin of rows built in memory ("encoded row"), shared.
+fn encoded_row_origin() -> RowOrigin {
+    static ORIGIN: OnceLock<RowOrigin> = OnceLock::new();
+    ORIGIN.get_or_init(|| RowOrigin::new("encoded row")).clone()
+}
+
+/// `arity` as a field count, checked non-negative and against `row_len` (header + fixed
+/// slots).
+fn checked_arity(arity: i32, row_len: usize, origin: &str) -> Result<usize> {
+    let arity = usize::try_from(arity)
+        .map_err(|_| corrupt(origin, format!("negative binary row arity {arity}")))?;
+    let fixed = fixed_part_size(arity)
+        .ok_or_else(|| corrupt(origin, format!("binary row arity {arity} is too large")))?;
+    if row_len < fixed {
+        return Err(corrupt(
+            origin,
+            format!("binary row of arity {arity} needs at least {fixed} bytes, has {row_len}"),
+        ));
+    }
+    Ok(arity)
 }
 
 fn fixed_part_size(arity: usize) -> Option<usize> {

@@ -5,7 +5,6 @@
 //! Layout: `spec/table-layout.md` §5.5-5.6.
 
 use std::ops::RangeInclusive;
-use std::sync::Arc;
 
 use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
@@ -16,7 +15,7 @@ use crate::spec::avro::Rec;
 use crate::spec::avro_write::{
     array, field, nested, nfield, opt, record, simple_stats_schema, strings,
 };
-use crate::spec::binary_row::BinaryRow;
+use crate::spec::binary_row::{BinaryRow, RowOrigin};
 
 /// Where a data file came from.
 ///
@@ -49,6 +48,87 @@ impl FileSource {
     }
 }
 
+/// Per-column null counts of [`SimpleStats`] (`_NULL_COUNTS`), `None` where a count is
+/// unknown (a null element).
+///
+/// Packed 8 bytes a column (a plan holds one list per data file): an unknown count is stored
+/// as `i64::MIN`, so a stored count of exactly `i64::MIN` (no writer can produce one: counts
+/// are non-negative) reads as unknown, which only makes a filter keep the file. Serde form:
+/// the list of counts and `null`s, as `Vec<Option<i64>>`.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct NullCounts(Box<[i64]>);
+
+const UNKNOWN_NULL_COUNT: i64 = i64::MIN;
+
+impl NullCounts {
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True if there are no columns (no stats, or a null `_NULL_COUNTS` array).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The count of column `i`: `None` if unknown or `i` is out of range.
+    pub fn get(&self, i: usize) -> Option<i64> {
+        self.0.get(i).copied().filter(|&c| c != UNKNOWN_NULL_COUNT)
+    }
+
+    /// The counts in column order, `None` where unknown.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<i64>> + '_ {
+        self.0
+            .iter()
+            .map(|&c| (c != UNKNOWN_NULL_COUNT).then_some(c))
+    }
+
+    /// The counts as a list, `None` where unknown.
+    pub fn to_vec(&self) -> Vec<Option<i64>> {
+        self.iter().collect()
+    }
+}
+
+impl FromIterator<Option<i64>> for NullCounts {
+    fn from_iter<I: IntoIterator<Item = Option<i64>>>(iter: I) -> Self {
+        NullCounts(
+            iter.into_iter()
+                .map(|c| c.unwrap_or(UNKNOWN_NULL_COUNT))
+                .collect(),
+        )
+    }
+}
+
+impl From<Vec<Option<i64>>> for NullCounts {
+    fn from(counts: Vec<Option<i64>>) -> Self {
+        counts.into_iter().collect()
+    }
+}
+
+impl PartialEq<Vec<Option<i64>>> for NullCounts {
+    fn eq(&self, other: &Vec<Option<i64>>) -> bool {
+        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == *b)
+    }
+}
+
+impl std::fmt::Debug for NullCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for NullCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for NullCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(Vec::<Option<i64>>::deserialize(d)?.into())
+    }
+}
+
 /// Min/max values and null counts of a set of columns.
 ///
 /// Source: Java `org.apache.paimon.stats.SimpleStats`. The columns are given by the context
@@ -61,7 +141,7 @@ pub struct SimpleStats {
     pub max_values: BinaryRow,
     /// `_NULL_COUNTS`: per-column null counts (a null element = unknown). A null array in
     /// the file reads as empty.
-    pub null_counts: Vec<Option<i64>>,
+    pub null_counts: NullCounts,
 }
 
 impl SimpleStats {
@@ -70,11 +150,11 @@ impl SimpleStats {
         SimpleStats {
             min_values: BinaryRow::empty(),
             max_values: BinaryRow::empty(),
-            null_counts: Vec::new(),
+            null_counts: NullCounts::default(),
         }
     }
 
-    pub(crate) fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+    pub(crate) fn decode(rec: &Rec<'_>, origin: &RowOrigin) -> Result<Self> {
         Ok(SimpleStats {
             min_values: BinaryRow::from_serialized_shared(
                 rec.bytes("_MIN_VALUES")?,
@@ -86,6 +166,7 @@ impl SimpleStats {
             )?,
             null_counts: rec
                 .opt_nullable_long_array("_NULL_COUNTS")?
+                .map(NullCounts::from)
                 .unwrap_or_default(),
         })
     }
@@ -103,7 +184,7 @@ impl SimpleStats {
             (
                 "_NULL_COUNTS".into(),
                 opt(Some(&self.null_counts), |v| {
-                    Value::Array(v.iter().map(|c| opt(*c, Value::Long)).collect())
+                    Value::Array(v.iter().map(|c| opt(c, Value::Long)).collect())
                 }),
             ),
         ])
@@ -169,7 +250,7 @@ pub struct DataFileMeta {
 }
 
 impl DataFileMeta {
-    pub(crate) fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+    pub(crate) fn decode(rec: &Rec<'_>, origin: &RowOrigin) -> Result<Self> {
         let file_source = rec
             .opt_int("_FILE_SOURCE")?
             .map(|v| {
@@ -378,4 +459,41 @@ pub(crate) fn join(dir: &str, name: &str) -> String {
 /// Error helper: a manifest-family record that failed a consistency rule.
 pub(crate) fn corrupt_manifest(path: &str, reason: impl Into<String>) -> Error {
     Error::corrupt(path, "avro-manifest", reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_counts_keep_unknowns_and_serialize_as_a_list() {
+        let counts = NullCounts::from(vec![Some(0), None, Some(7), Some(i64::MAX)]);
+        assert_eq!(counts.len(), 4);
+        assert_eq!(counts.get(0), Some(0));
+        assert_eq!(counts.get(1), None);
+        assert_eq!(counts.get(3), Some(i64::MAX));
+        assert_eq!(counts.get(4), None);
+        assert_eq!(
+            counts.to_vec(),
+            vec![Some(0), None, Some(7), Some(i64::MAX)]
+        );
+        assert_eq!(
+            format!("{counts:?}"),
+            "[Some(0), None, Some(7), Some(9223372036854775807)]"
+        );
+        let json = serde_json::to_string(&counts).unwrap();
+        assert_eq!(json, "[0,null,7,9223372036854775807]");
+        assert_eq!(serde_json::from_str::<NullCounts>(&json).unwrap(), counts);
+        assert!(NullCounts::default().is_empty());
+        assert_ne!(counts, vec![Some(0), Some(0), Some(7), Some(i64::MAX)]);
+    }
+
+    /// What a plan holds per live data file: the entry inline (its rows, lists and strings
+    /// point elsewhere).
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn manifest_entry_stays_compact() {
+        let size = std::mem::size_of::<crate::spec::ManifestEntry>();
+        assert!(size <= 480, "ManifestEntry is {size} bytes");
+    }
 }

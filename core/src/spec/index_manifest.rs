@@ -5,8 +5,6 @@
 //! `IndexManifestEntrySerializer`, `org.apache.paimon.index.IndexFileMeta`,
 //! `DeletionVectorMeta`, `GlobalIndexMeta`. Layout: `spec/table-layout.md` §7.1.
 
-use std::sync::Arc;
-
 use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -16,7 +14,7 @@ use crate::spec::avro::{Rec, check_version, read_records};
 use crate::spec::avro_write::{
     AvroWriteOptions, TOP_RECORD, array, field, nested, nfield, opt, record, write_container,
 };
-use crate::spec::binary_row::BinaryRow;
+use crate::spec::binary_row::{BinaryRow, RowOrigin};
 use crate::spec::data_file::join;
 use crate::spec::manifest::{AVRO_MANIFEST_FORMAT, FileKind};
 
@@ -108,7 +106,7 @@ pub struct IndexManifestEntry {
 }
 
 impl IndexManifestEntry {
-    fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+    fn decode(rec: &Rec<'_>, origin: &RowOrigin) -> Result<Self> {
         check_version(rec, 1)?;
         let dv_ranges = rec
             .opt_record_array("_DELETIONS_VECTORS_RANGES", "deletion vector range")?
@@ -165,7 +163,7 @@ impl IndexManifestEntry {
 /// `_VERSION` ≠ 1.
 pub fn decode_index_manifest(bytes: &[u8], path: &str) -> Result<Vec<IndexManifestEntry>> {
     let records = read_records(bytes, path, AVRO_MANIFEST_FORMAT)?;
-    let origin: Arc<str> = Arc::from(path);
+    let origin = RowOrigin::new(path);
     records
         .iter()
         .enumerate()

@@ -5,7 +5,6 @@
 //! §5.3-5.4.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
@@ -16,7 +15,7 @@ use crate::spec::avro::{Rec, check_version, for_each_record};
 use crate::spec::avro_write::{
     AvroWriteOptions, TOP_RECORD, field, nested, record, write_container,
 };
-use crate::spec::binary_row::BinaryRow;
+use crate::spec::binary_row::{BinaryRow, RowOrigin};
 use crate::spec::data_file::{DataFileMeta, corrupt_manifest};
 
 /// Format name used in errors of manifest-family files.
@@ -137,7 +136,7 @@ impl ManifestEntry {
         }
     }
 
-    fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+    fn decode(rec: &Rec<'_>, origin: &RowOrigin) -> Result<Self> {
         check_version(rec, 2)?;
         Ok(ManifestEntry {
             kind: FileKind::decode(rec)?,
@@ -173,7 +172,7 @@ pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
 pub fn decode_manifest_into(bytes: &[u8], path: &str, out: &mut Vec<ManifestEntry>) -> Result<()> {
     // Each entry is decoded as its Avro record comes: a manifest of many entries is never
     // held as generic Avro values all at once (they take several times the entries' size).
-    let origin: Arc<str> = Arc::from(path);
+    let origin = RowOrigin::new(path);
     for_each_record(bytes, path, AVRO_MANIFEST_FORMAT, |i, fields| {
         let what = format!("manifest entry {i}");
         out.push(ManifestEntry::decode(

@@ -3,8 +3,6 @@
 //! Source: Java `org.apache.paimon.manifest.ManifestFileMeta`, `ManifestFileMetaSerializer`,
 //! `ManifestList`. Layout: `spec/table-layout.md` §5.2.
 
-use std::sync::Arc;
-
 use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -15,6 +13,7 @@ use crate::spec::avro_write::{
     AvroWriteOptions, TOP_RECORD, array, field, nested, nfield, opt, record, simple_stats_schema,
     strings, write_container,
 };
+use crate::spec::binary_row::RowOrigin;
 use crate::spec::data_file::SimpleStats;
 use crate::spec::manifest::AVRO_MANIFEST_FORMAT;
 
@@ -54,7 +53,7 @@ pub struct ManifestFileMeta {
 }
 
 impl ManifestFileMeta {
-    fn decode(rec: &Rec<'_>, origin: &Arc<str>) -> Result<Self> {
+    fn decode(rec: &Rec<'_>, origin: &RowOrigin) -> Result<Self> {
         check_version(rec, 2)?;
         Ok(ManifestFileMeta {
             file_name: rec.string("_FILE_NAME")?,
@@ -90,7 +89,7 @@ impl ManifestFileMeta {
 /// `_VERSION` ≠ 2.
 pub fn decode_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFileMeta>> {
     let records = read_records(bytes, path, AVRO_MANIFEST_FORMAT)?;
-    let origin: Arc<str> = Arc::from(path);
+    let origin = RowOrigin::new(path);
     records
         .iter()
         .enumerate()

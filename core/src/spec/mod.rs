@@ -23,8 +23,8 @@ pub mod special_fields;
 pub mod types;
 
 pub use avro_write::{AvroWriteOptions, ManifestCodec};
-pub use binary_row::{BinaryRow, Datum};
-pub use data_file::{DataFileMeta, FileSource, SimpleStats};
+pub use binary_row::{BinaryRow, Datum, RowOrigin};
+pub use data_file::{DataFileMeta, FileSource, NullCounts, SimpleStats};
 pub use index_manifest::{
     DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta, IndexManifestEntry, combine_index_entries,
     decode_index_manifest, encode_index_manifest,

@@ -390,7 +390,7 @@ fn key_and_partition_stats_decode() {
                         .collect();
                     let non_null: Vec<&Datum> = values.iter().filter(|d| !d.is_null()).collect();
                     let nulls = (values.len() - non_null.len()) as i64;
-                    assert_eq!(stats.null_counts[i], Some(nulls), "{}", table.name);
+                    assert_eq!(stats.null_counts.get(i), Some(nulls), "{}", table.name);
                     if let (Some(lo), Some(hi)) = (non_null.iter().min(), non_null.iter().max()) {
                         assert_eq!(&&min[i], lo, "{} {}", table.name, meta.file_name);
                         assert_eq!(&&max[i], hi, "{} {}", table.name, meta.file_name);

@@ -108,11 +108,11 @@ fn decode(stats: &SimpleStats, fields: &[DataField]) -> Vec<SimpleColStats> {
     let max = stats.max_values.fields(&types).unwrap();
     min.into_iter()
         .zip(max)
-        .zip(&stats.null_counts)
+        .zip(stats.null_counts.iter())
         .map(|((min, max), n)| SimpleColStats {
             min,
             max,
-            null_count: *n,
+            null_count: n,
         })
         .collect()
 }

@@ -43,12 +43,12 @@ fn file_full() -> DataFileMeta {
         key_stats: SimpleStats {
             min_values: key(1),
             max_values: key(99),
-            null_counts: vec![Some(0)],
+            null_counts: vec![Some(0)].into(),
         },
         value_stats: SimpleStats {
             min_values: value_row(1, "alice"),
             max_values: value_row(99, "a-longer-name-value"),
-            null_counts: vec![Some(0), None],
+            null_counts: vec![Some(0), None].into(),
         },
         min_sequence_number: 10,
         max_sequence_number: 109,
@@ -103,7 +103,7 @@ fn file_compact() -> DataFileMeta {
         key_stats: SimpleStats {
             min_values: key(5),
             max_values: key(60),
-            null_counts: vec![Some(0)],
+            null_counts: vec![Some(0)].into(),
         },
         value_stats: SimpleStats::empty(),
         min_sequence_number: 20,

@@ -429,7 +429,7 @@ fn max_magnitude(
     let Some((pos, f)) = fields.iter().enumerate().find(|(_, f)| f.id == field.id) else {
         return Ok(None);
     };
-    let nulls = stats.null_counts.get(pos).copied().flatten();
+    let nulls = stats.null_counts.get(pos);
     let value = |d: Result<Datum>| -> Option<Option<i128>> {
         match d.ok()? {
             Datum::Null => Some(None),

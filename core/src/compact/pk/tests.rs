@@ -1198,7 +1198,7 @@ fn timed_entry(
     e.file.value_stats = SimpleStats {
         min_values: row(min_t),
         max_values: row(min_t.map(|t| t + 10_000)),
-        null_counts: vec![Some(0), Some(0)],
+        null_counts: vec![Some(0), Some(0)].into(),
     };
     e
 }

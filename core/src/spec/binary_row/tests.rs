@@ -381,3 +381,52 @@ fn datum_order() {
         }
     );
 }
+
+#[test]
+fn serialized_form_round_trips_and_empty_rows_share_bytes() {
+    let types = [
+        DataType::nullable(TypeKind::Int),
+        DataType::nullable(TypeKind::VarChar { length: 100 }),
+    ];
+    let row = BinaryRow::encode(
+        &[Datum::Int(7), Datum::String("a long enough".into())],
+        &types,
+    )
+    .unwrap();
+    let serialized = row.to_serialized();
+    assert_eq!(serialized[..4], 2i32.to_be_bytes());
+    assert_eq!(&serialized[4..], row.row_bytes());
+    assert_eq!(row.serialized(), &serialized[..]);
+    let back = BinaryRow::from_serialized(&serialized, "m").unwrap();
+    assert_eq!(back, row);
+    assert_eq!(back.arity(), 2);
+    assert_eq!(back.origin(), "m");
+    assert_eq!(
+        back.fields(&types).unwrap(),
+        vec![Datum::Int(7), Datum::String("a long enough".into())]
+    );
+    let copied = BinaryRow::from_row_bytes(2, row.row_bytes(), RowOrigin::new("x")).unwrap();
+    assert_eq!(copied, row);
+
+    // Every empty row, however made, points at the same bytes and keeps its own origin.
+    let a = BinaryRow::from_serialized(&BinaryRow::EMPTY_SERIALIZED, "manifest-a").unwrap();
+    let b = BinaryRow::empty();
+    assert_eq!(a, b);
+    assert_eq!(a.origin(), "manifest-a");
+    assert_eq!(a.serialized().as_ptr(), b.serialized().as_ptr());
+    assert_eq!(a.arity(), 0);
+    assert_eq!(a.row_bytes(), &[0u8; 8]);
+
+    // Arity and length are checked when the row is made, not when it is read.
+    let err = BinaryRow::from_serialized(&[0, 0, 0, 2, 0, 0, 0, 0], "bad.avro").unwrap_err();
+    assert!(err.to_string().contains("bad.avro"), "{err}");
+    assert!(BinaryRow::from_serialized(&[0xff, 0, 0, 0], "neg.avro").is_err());
+    assert!(BinaryRow::from_row_bytes(1, &[0; 8], RowOrigin::new("short")).is_err());
+}
+
+/// A plan holds seven rows per live data file: the row is two pointers.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn binary_row_is_two_pointers() {
+    assert_eq!(std::mem::size_of::<BinaryRow>(), 24);
+}
