@@ -739,6 +739,7 @@ impl std::fmt::Debug for RecordBatchStream {
 
 impl RecordBatchStream {
     /// A stream of `inner`'s batches, all of `schema`.
+    #[cfg(feature = "sql")]
     pub(crate) fn from_parts(
         schema: SchemaRef,
         inner: BoxStream<'static, Result<RecordBatch>>,
