@@ -534,9 +534,9 @@ fn move_files_into_groups(
         sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
     while let (Some(e), Some(g)) = (entries.pop(), group_of.pop()) {
         files_of[g].push(e.file);
-        // Give back the emptied eighth (a shrinking reallocation; moves nothing on allocators
-        // that can trim in place).
-        if entries.len() < entries.capacity() / 8 * 7 {
+        // Give back each emptied 32nd (a shrinking reallocation; moves nothing on allocators
+        // that can trim in place), so the entries and their groups overlap by 1/32 at most.
+        if entries.len() < entries.capacity() / 32 * 31 {
             entries.shrink_to_fit();
             group_of.shrink_to_fit();
         }

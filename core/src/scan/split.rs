@@ -52,9 +52,9 @@ pub fn pack_for_ordered<T>(
     for &n in lengths.iter().skip(1).rev() {
         end -= n;
         packed.push(items.split_off(end));
-        // Give back the emptied eighth of a large `Vec` (a shrinking reallocation, in place
+        // Give back each emptied 32nd of a large `Vec` (a shrinking reallocation, in place
         // where the allocator can trim).
-        if items.len() < items.capacity() / 8 * 7 {
+        if items.len() < items.capacity() / 32 * 31 {
             items.shrink_to_fit();
         }
     }

@@ -4,7 +4,10 @@
 //! `FileKind`, `FileEntry` (`Identifier`, `mergeEntries`). Layout: `spec/table-layout.md`
 //! §5.3-5.4.
 
-use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{BuildHasher, BuildHasherDefault};
+
+use hashbrown::HashTable;
 
 use apache_avro::types::Value;
 use serde::{Deserialize, Serialize};
@@ -235,41 +238,44 @@ pub fn encode_manifest(entries: &[ManifestEntry], options: &AvroWriteOptions) ->
 pub fn merge_entries(
     entries: impl IntoIterator<Item = ManifestEntry>,
 ) -> Result<Vec<ManifestEntry>> {
-    // Merged in place (a `Vec` given is reused): only the identities and a keep flag per
-    // entry are held beside the entries, never a second copy of them.
+    // Merged in place (a `Vec` given is reused): only a position per identity and a keep flag
+    // per entry are held beside the entries, never a second copy of them or of their
+    // identities (the index hashes an entry's identity and compares entries themselves).
     let mut entries: Vec<ManifestEntry> = entries.into_iter().collect();
     let mut keep = vec![true; entries.len()];
-    {
-        // Identities borrowed from the entries (no copy of a name, row or list per entry).
-        let mut index: HashMap<FileIdentifierRef<'_>, usize> =
-            HashMap::with_capacity(entries.len());
-        for (pos, entry) in entries.iter().enumerate() {
-            let id = entry.identifier_ref();
-            match entry.kind {
-                FileKind::Add => {
-                    if index.contains_key(&id) {
-                        return Err(corrupt_manifest(
-                            entry.partition.origin(),
-                            format!(
-                                "trying to add file {} (bucket {}, level {}) which is already \
-                                 added",
-                                entry.file.file_name, entry.bucket, entry.file.level
-                            ),
-                        ));
-                    }
-                    index.insert(id, pos);
+    let hasher = BuildHasherDefault::<DefaultHasher>::default();
+    let rehash = |&i: &usize| hasher.hash_one(entries[i].identifier_ref());
+    let mut index: HashTable<usize> = HashTable::with_capacity(entries.len());
+    for (pos, entry) in entries.iter().enumerate() {
+        let id = entry.identifier_ref();
+        let hash = hasher.hash_one(id);
+        let same = |&i: &usize| entries[i].identifier_ref() == id;
+        match entry.kind {
+            FileKind::Add => {
+                if index.find(hash, same).is_some() {
+                    return Err(corrupt_manifest(
+                        entry.partition.origin(),
+                        format!(
+                            "trying to add file {} (bucket {}, level {}) which is already added",
+                            entry.file.file_name, entry.bucket, entry.file.level
+                        ),
+                    ));
                 }
-                FileKind::Delete => {
-                    if let Some(i) = index.remove(&id) {
-                        keep[i] = false;
-                        keep[pos] = false;
-                    } else {
-                        index.insert(id, pos);
-                    }
-                }
+                index.insert_unique(hash, pos, rehash);
             }
+            FileKind::Delete => match index.find_entry(hash, same) {
+                Ok(added) => {
+                    let (i, _) = added.remove();
+                    keep[i] = false;
+                    keep[pos] = false;
+                }
+                Err(absent) => {
+                    absent.into_table().insert_unique(hash, pos, rehash);
+                }
+            },
         }
     }
+    drop(index);
     let mut flags = keep.into_iter();
     entries.retain(|_| flags.next().unwrap_or(true));
     Ok(entries)
