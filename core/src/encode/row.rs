@@ -741,6 +741,31 @@ impl<'a> BinaryRowEncoder<'a> {
         self.encode_into(row, &mut out)?;
         BinaryRow::from_row_bytes(self.arity(), &out, encoded_origin())
     }
+
+    /// Row `row` in the serialized form of [`BinaryRow::to_serialized`] (`int32 BE arity ‖
+    /// row bytes`), the key of per-partition maps, without a [`BinaryRow`] in between.
+    ///
+    /// # Errors
+    /// As [`BinaryRowEncoder::encode_into`]; [`Error::Invalid`] if the arity does not fit an
+    /// `int32`.
+    pub fn encode_serialized(&self, row: usize) -> Result<Vec<u8>> {
+        let arity = i32::try_from(self.arity())
+            .map_err(|_| Error::invalid(format!("binary row arity {}", self.arity())))?;
+        let mut out = Vec::new();
+        self.encode_into(row, &mut out)?;
+        out.splice(0..0, arity.to_be_bytes());
+        Ok(out)
+    }
+
+    /// Java `BinaryRow#hashCode` of row `row` (as [`BinaryRow::hash_code`]), encoded into
+    /// `scratch` (its content replaced) instead of a new buffer.
+    ///
+    /// # Errors
+    /// As [`BinaryRowEncoder::encode_into`].
+    pub fn hash_code(&self, row: usize, scratch: &mut Vec<u8>) -> Result<i32> {
+        self.encode_into(row, scratch)?;
+        Ok(crate::spec::murmur::hash_bytes(scratch))
+    }
 }
 
 /// Row `row` of `columns` (typed by `types`) as a [`BinaryRow`], as Java's `BinaryRowWriter`

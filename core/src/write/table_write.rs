@@ -638,7 +638,7 @@ impl TableWrite {
             }
             let partitions = BinaryRowEncoder::try_new(&pcols, self.partition.types())?;
             for r in 0..batch.num_rows() {
-                wanted.insert(partitions.encode(r)?.to_serialized());
+                wanted.insert(partitions.encode_serialized(r)?);
             }
         }
         wanted

@@ -118,6 +118,16 @@ fn flat_rows_match_datum_encoding() {
         assert_eq!(hex(got.row_bytes()), hex(want.row_bytes()), "row {row}");
         assert_eq!(got.fields(&types).unwrap(), datums, "row {row}");
         assert_eq!(binary_row_at(&columns, &types, row).unwrap(), *got);
+        assert_eq!(
+            hex(&encoder.encode_serialized(row).unwrap()),
+            hex(&want.to_serialized()),
+            "row {row}"
+        );
+        let mut scratch = vec![0xff; 3];
+        assert_eq!(
+            encoder.hash_code(row, &mut scratch).unwrap(),
+            want.hash_code()
+        );
     }
 }
 

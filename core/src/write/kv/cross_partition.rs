@@ -153,7 +153,7 @@ impl CrossPartitionIndex {
         let id = self.partition_id(&partition.to_serialized(), partition_columns, 0)?;
         let keys = BinaryRowEncoder::try_new(key_columns, key_types)?;
         for r in 0..rows {
-            let key = keys.encode(r)?.to_serialized();
+            let key = keys.encode_serialized(r)?;
             if let Some((p, b)) = self.keys.insert(key, (id, bucket))
                 && (p, b) != (id, bucket)
             {
@@ -185,9 +185,9 @@ impl CrossPartitionIndex {
         let parts = BinaryRowEncoder::try_new(partition_columns, partition_types)?;
         let mut out = Vec::with_capacity(rows);
         for r in 0..rows {
-            let bytes = parts.encode(r)?.to_serialized();
+            let bytes = parts.encode_serialized(r)?;
             let id = self.partition_id(&bytes, partition_columns, r)?;
-            let key = keys.encode(r)?.to_serialized();
+            let key = keys.encode_serialized(r)?;
             let input_row = r as u32;
             match self.keys.get(&key).copied() {
                 Some((old, bucket)) if old == id => out.push(PlacedRow {

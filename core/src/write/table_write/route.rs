@@ -108,7 +108,7 @@ impl TableWrite {
         }
         let partitions = self.partition.encoder(columns)?;
         for (r, b) in bucket_of.iter().enumerate() {
-            let p = partitions.encode(r)?.to_serialized();
+            let p = partitions.encode_serialized(r)?;
             out.entry((p, *b)).or_default().push(r as u32);
         }
         Ok(out)
@@ -173,13 +173,14 @@ impl TableWrite {
             .as_mut()
             .ok_or_else(|| Error::invalid("dynamic bucket writer without assigner"))?;
         let mut out: BTreeMap<(Vec<u8>, i32), Vec<u32>> = BTreeMap::new();
+        let mut scratch = Vec::new();
         for r in 0..rows {
             let p = if unpartitioned {
                 empty.clone()
             } else {
-                partitions.encode(r)?.to_serialized()
+                partitions.encode_serialized(r)?
             };
-            let hash = keys.encode(r)?.hash_code();
+            let hash = keys.hash_code(r, &mut scratch)?;
             let b = assigner.assign(&p, hash)?;
             out.entry((p, b)).or_default().push(r as u32);
         }
@@ -206,7 +207,7 @@ impl TableWrite {
             let encoder = self.partition.encoder(columns)?;
             for r in 0..rows {
                 by_partition
-                    .entry(encoder.encode(r)?.to_serialized())
+                    .entry(encoder.encode_serialized(r)?)
                     .or_default()
                     .push(r as u32);
             }
