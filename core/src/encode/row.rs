@@ -749,8 +749,9 @@ impl<'a> BinaryRowEncoder<'a> {
     /// As [`BinaryRowEncoder::encode_into`]; [`Error::Invalid`] if the arity does not fit an
     /// `int32`.
     pub fn encode_serialized(&self, row: usize) -> Result<Vec<u8>> {
-        let arity = i32::try_from(self.arity())
-            .map_err(|_| Error::invalid(format!("binary row arity {}", self.arity())))?;
+        let arity = i32::try_from(self.arity()).map_err(|_| {
+            Error::invalid(format!("binary row arity {} is too large", self.arity()))
+        })?;
         let mut out = Vec::new();
         self.encode_into(row, &mut out)?;
         out.splice(0..0, arity.to_be_bytes());

@@ -7,9 +7,8 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{BuildHasher, BuildHasherDefault};
 
-use hashbrown::HashTable;
-
 use apache_avro::types::Value;
+use hashbrown::HashTable;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -100,8 +99,8 @@ pub struct FileIdentifier {
     pub external_path: Option<String>,
 }
 
-/// [`FileIdentifier`] borrowed from its entry: the key of [`merge_entries`]' index (equal
-/// exactly when the owned identifiers are).
+/// [`FileIdentifier`] borrowed from its entry: what [`merge_entries`]' index hashes and
+/// compares (equal exactly when the owned identifiers are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct FileIdentifierRef<'a> {
     partition: &'a BinaryRow,
