@@ -858,8 +858,7 @@ impl Fields<'_, '_> {
                     Datum::BigInt(v) => Ok(Some(v)),
                     d => Err(s.bad("_NULL_COUNTS", &d)),
                 })
-                .collect::<Result<Vec<_>>>()?
-                .into(),
+                .collect::<Result<NullCounts>>()?,
             d => return Err(s.bad("_NULL_COUNTS", &d)),
         };
         Ok(SimpleStats {

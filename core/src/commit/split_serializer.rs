@@ -27,12 +27,10 @@
 //! Source: Java `org.apache.paimon.table.source.DataSplit#serialize` / `#deserialize`,
 //! `DeletionFile#serializeList`, `SerializationUtils#serializeBinaryRow` (release-2.0.0).
 
-use crate::spec::binary_row::RowOrigin;
-
 use crate::commit::serializer::{Reader, encode_modified_utf8, read_data_file, write_data_file};
 use crate::error::{Error, Result};
 use crate::scan::planner::{DataSplit, DeletionFile};
-use crate::spec::binary_row::BinaryRow;
+use crate::spec::binary_row::{BinaryRow, RowOrigin};
 
 /// Java `DataSplit.MAGIC`.
 pub const MAGIC: i64 = -2_394_839_472_490_812_314;

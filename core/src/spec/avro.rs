@@ -372,15 +372,18 @@ impl<'a> Rec<'a> {
             .map(Some)
     }
 
-    /// Array of nullable longs; `None` if the field is missing or null.
-    pub(crate) fn opt_nullable_long_array(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
+    /// Array of nullable longs collected into `C`; `None` if the field is missing or null.
+    pub(crate) fn opt_nullable_long_array<C: FromIterator<Option<i64>>>(
+        &self,
+        name: &str,
+    ) -> Result<Option<C>> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
         self.as_array(name, v)?
             .iter()
             .map(|item| unwrap(item).map(|x| self.as_long(name, x)).transpose())
-            .collect::<Result<Vec<_>>>()
+            .collect::<Result<C>>()
             .map(Some)
     }
 

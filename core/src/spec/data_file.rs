@@ -166,7 +166,6 @@ impl SimpleStats {
             )?,
             null_counts: rec
                 .opt_nullable_long_array("_NULL_COUNTS")?
-                .map(NullCounts::from)
                 .unwrap_or_default(),
         })
     }
