@@ -7,7 +7,8 @@
 //!       creates TABLE (append, bucket = FILES_PER_COMMIT, bucket-key id, the read bench's
 //!       append schema) and makes COMMITS commits; each writes 10 rows per bucket
 //!       (one writer, 10 * FILES_PER_COMMIT rows: one ~2 KB Parquet file per bucket).
-//!       Prints one line per 100 commits (seconds so far).
+//!       Prints one line per 100 commits (seconds so far). When TABLE already holds snapshots,
+//!       the build continues from its latest one (COMMITS counts the commits already made).
 //!   kbench build TABLE COMMITS FILES_PER_COMMIT daily
 //!       as `build`, partitioned by `qty`: commit c writes only rows with qty = (c + 310) % 1000
 //!       (ids qty + 1000 j), so each commit adds FILES_PER_COMMIT files to one new partition, as
@@ -28,6 +29,11 @@
 //!       every manifest, splits) and prints the splits, the data files and the in-process
 //!       milliseconds (case K2 without any output formatting; run it under `/usr/bin/time -v`
 //!       for CPU and peak RSS).
+//!   kbench write TABLE SCHEMA_JSON INPUT.arrow
+//!       creates TABLE with the schema in file SCHEMA_JSON, writes the batches of the Arrow IPC
+//!       file INPUT in one writer and commits them: `paimon-kernel create` + `write --input`
+//!       through the library (the write bench's W1/W2 without the CLI's SQL build), printing
+//!       rows, files and seconds.
 //! Every write holds real rows and real files; nothing is synthesized.
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
@@ -127,9 +133,17 @@ async fn main() -> Res<()> {
                     r#""bucket": "-1", "target-file-size": "1b""#,
                 );
             }
-            let table = Table::create(dir, json.as_bytes()).await?;
+            // An existing TABLE is continued: commits already made count towards COMMITS (a
+            // long build stopped part way goes on where it stopped).
+            let (table, done) = if std::path::Path::new(dir).join("snapshot").exists() {
+                let table = Table::open(dir).await?;
+                let done = table.latest_snapshot().await?.map_or(0, |s| s.id as usize);
+                (table, done)
+            } else {
+                (Table::create(dir, json.as_bytes()).await?, 0)
+            };
             let rows = 10 * files;
-            for c in 0..commits {
+            for c in done..commits {
                 let msgs = if daily {
                     let qty = (c as i64 + 310) % 1000;
                     let ids = (0..rows as i64).map(|j| qty + 1000 * j).collect();
@@ -173,6 +187,25 @@ async fn main() -> Res<()> {
                 out.attempts
             );
         }
+        Some("write") => {
+            let t0 = Instant::now();
+            let json = std::fs::read(&args[3])?;
+            let table = Table::create(&args[2], &json).await?;
+            let reader = arrow_ipc::reader::FileReader::try_new(std::fs::File::open(&args[4])?, None)?;
+            let mut w = table.new_write().await?;
+            for b in reader {
+                w.write(&b?).await?;
+            }
+            let msgs = w.prepare_commit().await?;
+            let files: usize = msgs.iter().map(|m| m.data_increment.new_files.len()).sum();
+            let out = table.new_commit(None).commit(msgs).await?;
+            println!(
+                "rows={} files={files} snapshots={:?} s={:.3}",
+                w.rows_written(),
+                out.snapshot_ids,
+                t0.elapsed().as_secs_f64()
+            );
+        }
         Some("plan") => {
             let table = Table::open(&args[2]).await?;
             let t0 = Instant::now();
@@ -182,7 +215,7 @@ async fn main() -> Res<()> {
             println!("splits={} files={files} plan_ms={ms:.1}", plan.splits.len());
         }
         _ => {
-            eprintln!("usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench plan TABLE");
+            eprintln!("usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench write TABLE SCHEMA_JSON INPUT.arrow | kbench plan TABLE");
             std::process::exit(2);
         }
     }

@@ -1,8 +1,14 @@
 //! The write buffer of a primary-key bucket writer: rows buffered in the key-value file
 //! layout ([`KvLayout`]: `_KEY_` columns, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, the values),
-//! sorted by key, `sequence.field` and sequence number without moving them
-//! ([`SortedBuffer`]), and merged per key with the table's merge engine when they are
+//! each batch sorted by key, `sequence.field` and sequence number as it is buffered
+//! ([`SortedBatch`]), the sorted batches merged into one order without moving their rows
+//! ([`SortedBuffer`]) and merged per key with the table's merge engine when they are
 //! flushed into level-0 files.
+//!
+//! Why sorted batches: a flush gathers its rows in key order. Sorting the whole buffer at the flush
+//! made that gather read at random over the buffer (a cache miss per value); a batch sorted
+//! while it is still in the cache costs one copy of it, and the gather then reads every batch
+//! front to back. Keys compare by a 16-byte prefix of their sort bytes first.
 //!
 //! Source: Java `org.apache.paimon.mergetree.MergeTreeWriter` (the write buffer and its
 //! flush), `SortBufferWriteBuffer`, `org.apache.paimon.mergetree.compact.MergeFunction`.
@@ -35,6 +41,13 @@ pub(crate) struct KvLayout {
     pub(crate) merge: MergeConfig,
     /// `changelog-producer = input`: flushes also write the sorted input as changelog files.
     pub(crate) changelog_input: bool,
+    /// Sort keys of the key columns (one converter, so rows of every batch compare).
+    key_converter: arrow_row::RowConverter,
+    /// Keys whose sort bytes are at most 16 bytes of one length: their 16-byte prefixes
+    /// are the keys ([`SortedBatch`] keeps no rows).
+    short_fixed_keys: bool,
+    /// Sort keys of the `sequence.field` columns (positions in the file layout), if any.
+    sequence_converter: Option<(arrow_row::RowConverter, Vec<usize>)>,
 }
 
 impl KvLayout {
@@ -62,7 +75,26 @@ impl KvLayout {
                 .map(|f| f.data_type.clone())
                 .collect(),
         )?;
+        let key_types: Vec<_> = (0..trimmed.len())
+            .map(|i| file_schema.field(i).data_type().clone())
+            .collect();
+        let short_fixed_keys = short_fixed_keys(&key_types);
+        let key_converter = arrow_row::RowConverter::new(
+            key_types
+                .into_iter()
+                .map(arrow_row::SortField::new)
+                .collect(),
+        )
+        .map_err(|e| Error::arrow("comparing primary keys", e))?;
+        let sequence_converter = sequence_columns(
+            &file_schema,
+            &merge.sequence_fields,
+            merge.sequence_ascending,
+        )?;
         Ok(KvLayout {
+            key_converter,
+            short_fixed_keys,
+            sequence_converter,
             key,
             file_fields,
             plain_key_fields,
@@ -136,78 +168,148 @@ impl KvLayout {
             .collect()
     }
 
-    /// The buffer sorted by (key, `sequence.field`, sequence number), its rows left in
-    /// place, with the ranges holding one key each; first-row retractions are refused here,
-    /// before anything is written.
-    pub(crate) fn sort_buffer(&self, batches: Vec<RecordBatch>) -> Result<SortedBuffer> {
-        let batches = batches
-            .into_iter()
-            .map(|b| self.without_ignored(b))
-            .filter(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0))
-            .collect::<Result<Vec<_>>>()?;
-        self.check_first_row_retractions(&batches)?;
+    /// A batch in the file layout as the write buffer holds it: without the retractions
+    /// `ignore-delete` drops, sorted by (key, `sequence.field`, sequence number) while it is
+    /// still in the cache, with its sort keys. `None` when no row is left.
+    ///
+    /// A flush merges the sorted batches ([`Self::sort_buffer`]) rather than sorting the
+    /// whole buffer, so its gather reads each batch front to back instead of at random over the
+    /// buffer.
+    pub(crate) fn sorted_batch(&self, batch: RecordBatch) -> Result<Option<SortedBatch>> {
+        let batch = self.without_ignored(batch)?;
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(None);
+        }
         let k = self.key.len();
-        // Sort keys: the key columns, then sequence.field columns, then _SEQUENCE_NUMBER.
-        // One converter each, so rows of different batches compare.
-        let key_converter = arrow_row::RowConverter::new(
-            (0..k)
-                .map(|i| arrow_row::SortField::new(self.file_schema.field(i).data_type().clone()))
-                .collect(),
-        )
-        .map_err(|e| Error::arrow("comparing primary keys", e))?;
-        let seq_fields = self.merge_sequence_columns()?;
-        let mut key_rows = Vec::with_capacity(batches.len());
-        let mut seq_rows = Vec::with_capacity(batches.len());
-        let mut seqs = Vec::with_capacity(batches.len());
-        for b in &batches {
-            key_rows.push(
-                key_converter
-                    .convert_columns(&b.columns()[..k])
-                    .map_err(|e| Error::arrow("comparing primary keys", e))?,
-            );
-            if let Some((conv, cols)) = &seq_fields {
-                let cols: Vec<ArrayRef> = cols.iter().map(|c| Arc::clone(b.column(*c))).collect();
-                seq_rows.push(
+        let keys = self
+            .key_converter
+            .convert_columns(&batch.columns()[..k])
+            .map_err(|e| Error::arrow("comparing primary keys", e))?;
+        let seq_keys = match &self.sequence_converter {
+            Some((conv, cols)) => {
+                let cols: Vec<ArrayRef> =
+                    cols.iter().map(|c| Arc::clone(batch.column(*c))).collect();
+                Some(
                     conv.convert_columns(&cols)
                         .map_err(|e| Error::arrow("comparing sequence.field", e))?,
-                );
+                )
             }
-            seqs.push(
-                b.column(k)
-                    .as_primitive::<arrow_array::types::Int64Type>()
-                    .values()
-                    .clone(),
-            );
+            None => None,
+        };
+        let prefixes = key_prefixes(&keys);
+        let sequences = sequence_numbers(&batch, k);
+        let input = SortedBatch {
+            batch,
+            prefixes,
+            keys: (!self.short_fixed_keys).then_some(keys),
+            seq_keys,
+            sequences,
+        };
+        // Within a batch the sequence numbers grow with the row: ties of (key,
+        // sequence.field) keep their order.
+        let in_order = (1..n).all(|r| input.cmp_rows(r - 1, &input, r).is_le());
+        if in_order {
+            return Ok(Some(input));
         }
-        let mut order: Vec<(usize, usize)> = batches
-            .iter()
-            .enumerate()
-            .flat_map(|(i, b)| (0..b.num_rows()).map(move |r| (i, r)))
-            .collect();
-        order.sort_unstable_by(|&(ab, ar), &(bb, br)| {
-            key_rows[ab]
-                .row(ar)
-                .cmp(&key_rows[bb].row(br))
-                .then_with(|| match seq_rows.is_empty() {
-                    true => std::cmp::Ordering::Equal,
-                    false => seq_rows[ab].row(ar).cmp(&seq_rows[bb].row(br)),
-                })
-                .then_with(|| seqs[ab][ar].cmp(&seqs[bb][br]))
-                .then_with(|| (ab, ar).cmp(&(bb, br)))
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            input
+                .cmp_rows(a as usize, &input, b as usize)
+                .then_with(|| a.cmp(&b))
         });
+        let take = arrow_array::UInt32Array::from(order);
+        let batch = arrow_select::take::take_record_batch(&input.batch, &take)
+            .map_err(|e| Error::arrow("sorting buffered rows", e))?;
+        let permute = |rows: &arrow_row::Rows, conv: &arrow_row::RowConverter| {
+            let mut out = conv.empty_rows(n, rows.size());
+            for r in take.values() {
+                out.push(rows.row(*r as usize));
+            }
+            out
+        };
+        let prefixes = take
+            .values()
+            .iter()
+            .map(|r| input.prefixes[*r as usize])
+            .collect();
+        let keys = input
+            .keys
+            .as_ref()
+            .map(|rows| permute(rows, &self.key_converter));
+        let seq_keys = match (&input.seq_keys, &self.sequence_converter) {
+            (Some(rows), Some((conv, _))) => Some(permute(rows, conv)),
+            _ => None,
+        };
+        let sequences = sequence_numbers(&batch, k);
+        Ok(Some(SortedBatch {
+            batch,
+            prefixes,
+            keys,
+            seq_keys,
+            sequences,
+        }))
+    }
+
+    /// The write buffer in order of (key, `sequence.field`, sequence number), its rows left
+    /// in place, with the ranges holding one key each: the sorted batches
+    /// ([`Self::sorted_batch`]) merged two at a time, the earlier batch first on ties. First-row retractions are refused here,
+    /// before anything is written.
+    pub(crate) fn sort_buffer(&self, sorted: Vec<SortedBatch>) -> Result<SortedBuffer> {
+        for r in &sorted {
+            self.check_first_row_retractions(std::slice::from_ref(&r.batch))?;
+        }
+        // Merge passes over segments of `order` (one per batch at first), pairwise, until
+        // one segment is left.
+        let total: usize = sorted.iter().map(|r| r.batch.num_rows()).sum();
+        let mut order: Vec<MergeEntry> = Vec::with_capacity(total);
+        let mut bounds = vec![0];
+        for (i, r) in sorted.iter().enumerate() {
+            order.extend(
+                r.prefixes
+                    .iter()
+                    .enumerate()
+                    .map(|(row, prefix)| MergeEntry {
+                        prefix: *prefix,
+                        batch: i as u32,
+                        row: row as u32,
+                    }),
+            );
+            bounds.push(order.len());
+        }
+        let mut other: Vec<MergeEntry> = Vec::with_capacity(total);
+        while bounds.len() > 2 {
+            other.clear();
+            let mut next = vec![0];
+            let mut i = 0;
+            while i + 1 < bounds.len() {
+                let (s, m) = (bounds[i], bounds[i + 1]);
+                let e = bounds.get(i + 2).copied().unwrap_or(m);
+                merge_into(&sorted, &order[s..m], &order[m..e], &mut other);
+                next.push(e);
+                i += 2;
+            }
+            std::mem::swap(&mut order, &mut other);
+            bounds = next;
+        }
+        drop(other);
+        let order: Vec<(usize, usize)> = order
+            .into_iter()
+            .map(|e| (e.batch as usize, e.row as usize))
+            .collect();
         let mut groups: Vec<(usize, usize)> = Vec::new();
         let mut start = 0;
         for i in 1..=order.len() {
             if i == order.len() || {
                 let (a, b) = (order[i], order[start]);
-                key_rows[a.0].row(a.1) != key_rows[b.0].row(b.1)
+                !sorted[a.0].same_key(a.1, &sorted[b.0], b.1)
             } {
                 groups.push((start, i));
                 start = i;
             }
         }
         Ok(SortedBuffer {
-            batches,
+            batches: sorted.into_iter().map(|r| r.batch).collect(),
             order,
             groups,
         })
@@ -252,39 +354,6 @@ impl KvLayout {
                 }
             }
         }
-    }
-
-    /// `sequence.field` columns (positions in the file layout) and their converter.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn merge_sequence_columns(
-        &self,
-    ) -> Result<Option<(arrow_row::RowConverter, Vec<usize>)>> {
-        let names = &self.merge.sequence_fields;
-        if names.is_empty() {
-            return Ok(None);
-        }
-        let descending = !self.merge.sequence_ascending;
-        let mut fields = Vec::new();
-        let mut cols = Vec::new();
-        for n in names {
-            let i = self
-                .file_schema
-                .fields()
-                .iter()
-                .rposition(|f| f.name() == n)
-                .ok_or_else(|| Error::invalid(format!("sequence.field '{n}' is not a column")))?;
-            fields.push(arrow_row::SortField::new_with_options(
-                self.file_schema.field(i).data_type().clone(),
-                arrow_schema::SortOptions {
-                    descending,
-                    nulls_first: !descending,
-                },
-            ));
-            cols.push(i);
-        }
-        let conv = arrow_row::RowConverter::new(fields)
-            .map_err(|e| Error::arrow("comparing sequence.field", e))?;
-        Ok(Some((conv, cols)))
     }
 
     /// Merge the groups of a sorted batch with the read side's merge engine: one record per
@@ -337,6 +406,162 @@ impl KvLayout {
     }
 }
 
+/// `sequence.field` columns (positions in the file layout) and their converter: descending
+/// with nulls last when the sequence order is descending, else ascending with nulls first.
+fn sequence_columns(
+    file_schema: &SchemaRef,
+    names: &[String],
+    ascending: bool,
+) -> Result<Option<(arrow_row::RowConverter, Vec<usize>)>> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut fields = Vec::new();
+    let mut cols = Vec::new();
+    for n in names {
+        let i = file_schema
+            .fields()
+            .iter()
+            .rposition(|f| f.name() == n)
+            .ok_or_else(|| Error::invalid(format!("sequence.field '{n}' is not a column")))?;
+        fields.push(arrow_row::SortField::new_with_options(
+            file_schema.field(i).data_type().clone(),
+            arrow_schema::SortOptions {
+                descending: !ascending,
+                nulls_first: ascending,
+            },
+        ));
+        cols.push(i);
+    }
+    let conv = arrow_row::RowConverter::new(fields)
+        .map_err(|e| Error::arrow("comparing sequence.field", e))?;
+    Ok(Some((conv, cols)))
+}
+
+/// A batch of a bucket's write buffer in the file layout, sorted by (key, `sequence.field`,
+/// sequence number), with the sort keys of its rows ([`KvLayout::sorted_batch`]).
+#[derive(Debug)]
+pub(crate) struct SortedBatch {
+    pub(crate) batch: RecordBatch,
+    /// Per row, the first 16 bytes of its key's sort bytes (big-endian, zero padded): most
+    /// comparisons end here, without looking up the rows.
+    prefixes: Vec<[u64; 2]>,
+    /// The keys' sort bytes, unless every key of the table is at most 16 bytes of one
+    /// length (integer, date, timestamp keys; [`KvLayout`]): then the prefixes are the keys.
+    keys: Option<arrow_row::Rows>,
+    seq_keys: Option<arrow_row::Rows>,
+    /// The `_SEQUENCE_NUMBER` column.
+    sequences: arrow_buffer::ScalarBuffer<i64>,
+}
+
+impl SortedBatch {
+    /// Row `a` of this batch against row `b` of `other` by key.
+    #[inline]
+    fn cmp_keys(&self, a: usize, other: &SortedBatch, b: usize) -> std::cmp::Ordering {
+        self.prefixes[a]
+            .cmp(&other.prefixes[b])
+            .then_with(|| match (&self.keys, &other.keys) {
+                (Some(x), Some(y)) => x.row(a).cmp(&y.row(b)),
+                _ => std::cmp::Ordering::Equal,
+            })
+    }
+
+    /// Whether row `a` of this batch and row `b` of `other` hold the same key.
+    fn same_key(&self, a: usize, other: &SortedBatch, b: usize) -> bool {
+        self.cmp_keys(a, other, b).is_eq()
+    }
+
+    /// Row `a` of this batch against row `b` of `other` by (key, `sequence.field`, sequence
+    /// number).
+    #[inline]
+    fn cmp_rows(&self, a: usize, other: &SortedBatch, b: usize) -> std::cmp::Ordering {
+        self.cmp_keys(a, other, b)
+            .then_with(|| match (&self.seq_keys, &other.seq_keys) {
+                (Some(x), Some(y)) => x.row(a).cmp(&y.row(b)),
+                _ => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| self.sequences[a].cmp(&other.sequences[b]))
+    }
+}
+
+/// Whether the sort bytes of every key of these types are at most 16 bytes of one length:
+/// fixed-width primitive columns (one validity byte and the value each).
+fn short_fixed_keys(types: &[arrow_schema::DataType]) -> bool {
+    let mut len = 0;
+    for t in types {
+        match t.primitive_width() {
+            Some(w) if t.is_primitive() => len += 1 + w,
+            _ => return false,
+        }
+    }
+    len <= 16
+}
+
+/// Per row of `keys`, the first 16 bytes of its sort bytes as two big-endian words, zero
+/// padded (which keeps the order: a shorter row sorts first where the bytes it has agree).
+fn key_prefixes(keys: &arrow_row::Rows) -> Vec<[u64; 2]> {
+    keys.iter()
+        .map(|row| {
+            let bytes = row.data();
+            let mut b = [0u8; 16];
+            let n = bytes.len().min(16);
+            b[..n].copy_from_slice(&bytes[..n]);
+            let (hi, lo) = b.split_at(8);
+            [
+                u64::from_be_bytes(hi.try_into().unwrap_or_default()),
+                u64::from_be_bytes(lo.try_into().unwrap_or_default()),
+            ]
+        })
+        .collect()
+}
+
+/// The `_SEQUENCE_NUMBER` column of a batch in the file layout (after the `k` key columns).
+fn sequence_numbers(batch: &RecordBatch, k: usize) -> arrow_buffer::ScalarBuffer<i64> {
+    batch
+        .column(k)
+        .as_primitive::<arrow_array::types::Int64Type>()
+        .values()
+        .clone()
+}
+
+/// A row of the write buffer while the sorted batches merge: its key prefix (compared
+/// without looking up the batch), batch and row.
+#[derive(Clone, Copy)]
+struct MergeEntry {
+    prefix: [u64; 2],
+    batch: u32,
+    row: u32,
+}
+
+/// Merge two sorted segments of (batch, row) positions into `out`, `left`'s first on ties.
+fn merge_into(
+    sorted: &[SortedBatch],
+    left: &[MergeEntry],
+    right: &[MergeEntry],
+    out: &mut Vec<MergeEntry>,
+) {
+    let (mut i, mut j) = (0, 0);
+    while i < left.len() && j < right.len() {
+        let (a, b) = (left[i], right[j]);
+        let left_first = match a.prefix.cmp(&b.prefix) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => sorted[a.batch as usize]
+                .cmp_rows(a.row as usize, &sorted[b.batch as usize], b.row as usize)
+                .is_le(),
+        };
+        if left_first {
+            out.push(a);
+            i += 1;
+        } else {
+            out.push(b);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&left[i..]);
+    out.extend_from_slice(&right[j..]);
+}
+
 /// Input rows a flush gathers, merges and encodes at a time (more for one key whose records
 /// alone exceed it).
 pub(crate) const FLUSH_CHUNK_ROWS: usize = 16 * 1024;
@@ -384,5 +609,170 @@ impl SortedBuffer {
             .map_err(|e| Error::arrow("gathering sorted rows of the write buffer", e))?;
         RecordBatch::try_new(Arc::clone(schema), columns)
             .map_err(|e| Error::arrow("building sorted rows of the write buffer", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::DataType;
+    use arrow_array::{Int8Array, StringArray};
+    use std::collections::BTreeMap;
+
+    /// `(s STRING NOT NULL, n BIGINT, x INT)`, primary key `s`, `sequence.field` = `n`.
+    fn layout() -> KvLayout {
+        let schema = TableSchema {
+            version: 3,
+            id: 0,
+            fields: vec![
+                DataField::new(0, "s", DataType::parse_sql("STRING NOT NULL").unwrap()),
+                DataField::new(1, "n", DataType::parse_sql("BIGINT").unwrap()),
+                DataField::new(2, "x", DataType::parse_sql("INT").unwrap()),
+            ],
+            highest_field_id: 2,
+            partition_keys: Vec::new(),
+            primary_keys: vec!["s".to_owned()],
+            options: [("bucket", "1"), ("sequence.field", "n")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+            comment: None,
+            time_millis: 0,
+            raw_json: None,
+        };
+        KvLayout::try_new(&schema).unwrap()
+    }
+
+    /// Rows `(key, n)` in the file layout with sequence numbers from `first`.
+    fn batch(kv: &KvLayout, first: i64, rows: &[(&str, Option<i64>)]) -> RecordBatch {
+        let keys = StringArray::from_iter_values(rows.iter().map(|r| r.0));
+        let n = Int64Array::from_iter(rows.iter().map(|r| r.1));
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(keys.clone()),
+            Arc::new(Int64Array::from_iter_values(
+                first..first + rows.len() as i64,
+            )),
+            Arc::new(Int8Array::from(vec![0i8; rows.len()])),
+            Arc::new(keys),
+            Arc::new(n),
+            Arc::new(arrow_array::Int32Array::from(vec![None; rows.len()])),
+        ];
+        RecordBatch::try_new(Arc::clone(&kv.file_schema), cols).unwrap()
+    }
+
+    #[test]
+    fn merged_sorted_batches_give_the_order_of_key_sequence_field_and_sequence_number() {
+        let kv = layout();
+        // Keys sharing their first 16 sort bytes and more, short keys, a key repeated
+        // within a batch and across batches, NULL and equal sequence.field values.
+        let long = "a-key-that-is-longer-than-sixteen-bytes-";
+        let inputs: Vec<Vec<(String, Option<i64>)>> = (0..7)
+            .map(|b| {
+                (0..40)
+                    .map(|i| {
+                        let k = (i * 7 + b * 3) % 13;
+                        let key = match k % 3 {
+                            0 => format!("{long}{k}"),
+                            1 => format!("{long}{k}{long}"),
+                            _ => format!("k{k}"),
+                        };
+                        let n = match (i + b) % 4 {
+                            0 => None,
+                            v => Some((v % 2) as i64),
+                        };
+                        (key, n)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut runs = Vec::new();
+        let mut expected = Vec::new();
+        let mut seq = 0;
+        for rows in &inputs {
+            let rows: Vec<(&str, Option<i64>)> =
+                rows.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+            for (k, n) in &rows {
+                expected.push((k.to_string(), *n, seq));
+                seq += 1;
+            }
+            runs.push(
+                kv.sorted_batch(batch(&kv, seq - rows.len() as i64, &rows))
+                    .unwrap()
+                    .unwrap(),
+            );
+        }
+        // Ascending sequence.field sorts NULL first (Option's order).
+        expected.sort();
+        let sorted = kv.sort_buffer(runs).unwrap();
+        let actual: Vec<(String, Option<i64>, i64)> = sorted
+            .order
+            .iter()
+            .map(|&(b, r)| {
+                let batch = &sorted.batches[b];
+                let s = batch.column(0).as_string::<i32>().value(r).to_owned();
+                let n = batch
+                    .column(4)
+                    .as_primitive::<arrow_array::types::Int64Type>();
+                let seq = batch
+                    .column(1)
+                    .as_primitive::<arrow_array::types::Int64Type>();
+                (s, n.is_valid(r).then(|| n.value(r)), seq.value(r))
+            })
+            .collect();
+        assert_eq!(actual, expected);
+        // One group per key, in order.
+        let keys: Vec<&str> = sorted
+            .groups
+            .iter()
+            .map(|(s, e)| {
+                assert!(actual[*s..*e].iter().all(|r| r.0 == actual[*s].0));
+                actual[*s].0.as_str()
+            })
+            .collect();
+        let mut distinct: Vec<&str> = expected.iter().map(|r| r.0.as_str()).collect();
+        distinct.dedup();
+        assert_eq!(keys, distinct);
+    }
+
+    #[test]
+    fn short_fixed_keys_are_the_keys_encoded_in_at_most_16_bytes_of_one_length() {
+        use arrow_schema::DataType as A;
+        let cases: Vec<(Vec<A>, bool)> = vec![
+            (vec![A::Int32], true),
+            (vec![A::Int64], true),
+            (vec![A::Int64, A::Int32], true),
+            (vec![A::Date32, A::Int16, A::Int8], true),
+            (
+                vec![A::Timestamp(arrow_schema::TimeUnit::Microsecond, None)],
+                true,
+            ),
+            (vec![A::Float64], true),
+            (vec![A::Int64, A::Int64], false),
+            (vec![A::Decimal128(20, 2)], false),
+            (vec![A::Utf8], false),
+            (vec![A::Boolean], false),
+        ];
+        for (types, short) in cases {
+            assert_eq!(short_fixed_keys(&types), short, "{types:?}");
+            if !short {
+                continue;
+            }
+            let conv = arrow_row::RowConverter::new(
+                types
+                    .iter()
+                    .cloned()
+                    .map(arrow_row::SortField::new)
+                    .collect(),
+            )
+            .unwrap();
+            let cols: Vec<ArrayRef> = types
+                .iter()
+                .map(|t| arrow_array::new_null_array(t, 3))
+                .map(|a| arrow_cast::cast(&a, &a.data_type().clone()).unwrap())
+                .collect();
+            let rows = conv.convert_columns(&cols).unwrap();
+            let widths: usize = types.iter().map(|t| 1 + t.primitive_width().unwrap()).sum();
+            assert!(rows.iter().all(|r| r.data().len() == widths), "{types:?}");
+        }
     }
 }

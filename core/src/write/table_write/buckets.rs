@@ -30,8 +30,11 @@ pub(super) struct BucketWriter {
     /// Append: records taken by the rolling writer since a flush or commit last closed its
     /// file (Java `RollingFileWriterImpl#recordCount`).
     pub(super) append_records: u64,
-    /// Key-value: buffered rows in the file layout, not yet sorted.
+    /// Postpone-bucket key-value: buffered rows in the file layout, in input order.
     pub(super) buffer: Vec<RecordBatch>,
+    /// Other key-value: buffered rows in the file layout, each batch sorted by key as it
+    /// came.
+    pub(super) sorted: Vec<SortedBatch>,
     /// Key-value with `changelog-producer = input`: changelog files written so far.
     pub(super) changelog_files: Vec<DataFileMeta>,
     /// Key-value with `changelog-producer = input`: how changelog files are named (set at the
@@ -104,6 +107,7 @@ impl TableWrite {
                     open: None,
                     append_records: 0,
                     buffer: Vec::new(),
+                    sorted: Vec::new(),
                     changelog_files: Vec::new(),
                     changelog_names: None,
                     packs: PackWriters::default(),
@@ -154,9 +158,10 @@ impl TableWrite {
             )?;
             self.done.extend(packs);
         }
-        if let Some(kv) = &self.kv {
+        if let Some(kv) = self.kv.clone() {
             let key_cols = kv.key.columns(&columns)?;
             let file_schema = Arc::clone(&kv.file_schema);
+            let postpone = self.postpone.is_some();
             let w = self.writer(partition, bucket)?;
             let first = w.next_sequence;
             w.next_sequence += rows as i64;
@@ -168,9 +173,15 @@ impl TableWrite {
             cols.extend(columns);
             let batch = RecordBatch::try_new(file_schema, cols)
                 .map_err(|e| Error::arrow("building the key-value rows of a bucket", e))?;
-            let size = batch.get_array_memory_size() as u64;
-            w.buffer.push(batch);
-            self.buffered_bytes += size;
+            // What the buffer is charged is the batch as written (its sort keys, about the
+            // size of the key columns, are not counted, as when they were made at flush).
+            let size = batch.get_array_memory_size();
+            if postpone {
+                w.buffer.push(batch);
+            } else if let Some(sorted) = kv.sorted_batch(batch)? {
+                w.sorted.push(sorted);
+            }
+            self.buffered_bytes += size as u64;
             return Ok(());
         }
         self.write_append_rolling(partition, bucket, columns, rows)

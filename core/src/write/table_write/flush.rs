@@ -91,10 +91,12 @@ impl TableWrite {
     /// result as level-0 files rolling at `target-file-size`. Postpone-bucket files (not
     /// sorted) are written here at once. `None` when nothing is left to do.
     ///
-    /// The buffer is never copied whole: the sort orders (batch, row) positions, and the
-    /// output is gathered, merged and encoded in chunks of about [`FLUSH_CHUNK_ROWS`] input
-    /// rows, so a flush holds the buffer, its sort keys and positions (about 33 bytes per
-    /// row for a BIGINT key), one chunk, and the open files' encoders.
+    /// The buffer is never copied whole: its batches (each sorted as it was buffered)
+    /// merge into (batch, row) positions, and the output is gathered, merged and encoded in
+    /// chunks of about [`FLUSH_CHUNK_ROWS`] input rows, so a flush holds the buffer with its
+    /// sort keys (16 bytes per row, plus the keys' sort bytes when they are longer or of
+    /// variable length), the positions (16 bytes per row, and 48 while the batches merge), one
+    /// chunk, and the open files' encoders.
     pub(super) fn start_kv_flush(&mut self, key: &(Vec<u8>, i32)) -> Result<Option<BucketFlush>> {
         let Some(kv) = self.kv.clone() else {
             return Ok(None);
@@ -102,10 +104,11 @@ impl TableWrite {
         let Some(w) = self.writers.get_mut(key) else {
             return Ok(None);
         };
-        if w.buffer.is_empty() {
+        if w.buffer.is_empty() && w.sorted.is_empty() {
             return Ok(None);
         }
         let batches = std::mem::take(&mut w.buffer);
+        let sorted = std::mem::take(&mut w.sorted);
         if let Some(p) = &self.postpone {
             let spec = KvFileSpec {
                 format: p.format.clone(),
@@ -118,7 +121,7 @@ impl TableWrite {
             self.close_kv_file(key, &mut rolling)?;
             return Ok(None);
         }
-        let sorted = kv.sort_buffer(batches)?;
+        let sorted = kv.sort_buffer(sorted)?;
         let data_spec = KvFileSpec {
             format: self.format.clone(),
             compression: self.options.file_compression().to_owned(),
