@@ -73,7 +73,7 @@ use crate::types::paimon_to_arrow_schema;
 use crate::util::NameSource;
 use crate::write::bucket::FixedBucketRowKeyExtractor;
 use crate::write::external::{DataFilePlacer, ExternalPaths};
-use crate::write::kv::buffer::{FLUSH_CHUNK_ROWS, KvLayout, SortedBatch, SortedBuffer};
+use crate::write::kv::buffer::{FLUSH_CHUNK_ROWS, KvLayout, SortedBuffer};
 use crate::write::kv::cross_partition::CrossPartitionIndex;
 use crate::write::kv::dynamic_bucket::{
     DYNAMIC_BUCKET_MAX_BUCKETS, DynamicBuckets, HashIndexRestore,

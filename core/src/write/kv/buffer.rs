@@ -1,7 +1,7 @@
 //! The write buffer of a primary-key bucket writer: rows buffered in the key-value file
 //! layout ([`KvLayout`]: `_KEY_` columns, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, the values),
 //! each batch sorted by key, `sequence.field` and sequence number as it is buffered
-//! ([`SortedBatch`]), the sorted batches merged into one order without moving their rows
+//! ([`KvLayout::sorted_batch`]), the sorted batches merged into one order without moving their rows
 //! ([`SortedBuffer`]) and merged per key with the table's merge engine when they are
 //! flushed into level-0 files.
 //!
@@ -44,7 +44,7 @@ pub(crate) struct KvLayout {
     /// Sort keys of the key columns (one converter, so rows of every batch compare).
     key_converter: arrow_row::RowConverter,
     /// Keys whose sort bytes are at most 16 bytes of one length: their 16-byte prefixes
-    /// are the keys ([`SortedBatch`] keeps no rows).
+    /// are the keys (no rows are kept).
     short_fixed_keys: bool,
     /// Sort keys of the `sequence.field` columns (positions in the file layout), if any.
     sequence_converter: Option<(arrow_row::RowConverter, Vec<usize>)>,
@@ -170,17 +170,31 @@ impl KvLayout {
 
     /// A batch in the file layout as the write buffer holds it: without the retractions
     /// `ignore-delete` drops, sorted by (key, `sequence.field`, sequence number) while it is
-    /// still in the cache, with its sort keys. `None` when no row is left.
+    /// still in the cache. `None` when no row is left.
     ///
     /// A flush merges the sorted batches ([`Self::sort_buffer`]) rather than sorting the
-    /// whole buffer, so its gather reads each batch front to back instead of at random over the
-    /// buffer.
-    pub(crate) fn sorted_batch(&self, batch: RecordBatch) -> Result<Option<SortedBatch>> {
+    /// whole buffer, so its gather reads each batch front to back instead of at random over
+    /// the buffer.
+    pub(crate) fn sorted_batch(&self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
         let batch = self.without_ignored(batch)?;
         let n = batch.num_rows();
         if n == 0 {
             return Ok(None);
         }
+        let keys = self.sort_keys(&batch)?;
+        if (1..n).all(|r| keys.cmp_rows(r - 1, &keys, r).is_le()) {
+            return Ok(Some(batch));
+        }
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by(|&a, &b| keys.cmp_rows(a as usize, &keys, b as usize));
+        let take = arrow_array::UInt32Array::from(order);
+        arrow_select::take::take_record_batch(&batch, &take)
+            .map(Some)
+            .map_err(|e| Error::arrow("sorting buffered rows", e))
+    }
+
+    /// The sort keys of the rows of a batch in the file layout.
+    fn sort_keys(&self, batch: &RecordBatch) -> Result<SortKeys> {
         let k = self.key.len();
         let keys = self
             .key_converter
@@ -197,73 +211,32 @@ impl KvLayout {
             }
             None => None,
         };
-        let prefixes = key_prefixes(&keys);
-        let sequences = sequence_numbers(&batch, k);
-        let input = SortedBatch {
-            batch,
-            prefixes,
+        Ok(SortKeys {
+            prefixes: key_prefixes(&keys),
             keys: (!self.short_fixed_keys).then_some(keys),
             seq_keys,
-            sequences,
-        };
-        // Within a batch the sequence numbers grow with the row: ties of (key,
-        // sequence.field) keep their order.
-        let in_order = (1..n).all(|r| input.cmp_rows(r - 1, &input, r).is_le());
-        if in_order {
-            return Ok(Some(input));
-        }
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            input
-                .cmp_rows(a as usize, &input, b as usize)
-                .then_with(|| a.cmp(&b))
-        });
-        let take = arrow_array::UInt32Array::from(order);
-        let batch = arrow_select::take::take_record_batch(&input.batch, &take)
-            .map_err(|e| Error::arrow("sorting buffered rows", e))?;
-        let permute = |rows: &arrow_row::Rows, conv: &arrow_row::RowConverter| {
-            let mut out = conv.empty_rows(n, rows.size());
-            for r in take.values() {
-                out.push(rows.row(*r as usize));
-            }
-            out
-        };
-        let prefixes = take
-            .values()
-            .iter()
-            .map(|r| input.prefixes[*r as usize])
-            .collect();
-        let keys = input
-            .keys
-            .as_ref()
-            .map(|rows| permute(rows, &self.key_converter));
-        let seq_keys = match (&input.seq_keys, &self.sequence_converter) {
-            (Some(rows), Some((conv, _))) => Some(permute(rows, conv)),
-            _ => None,
-        };
-        let sequences = sequence_numbers(&batch, k);
-        Ok(Some(SortedBatch {
-            batch,
-            prefixes,
-            keys,
-            seq_keys,
-            sequences,
-        }))
+            sequences: batch
+                .column(k)
+                .as_primitive::<arrow_array::types::Int64Type>()
+                .values()
+                .clone(),
+        })
     }
 
     /// The write buffer in order of (key, `sequence.field`, sequence number), its rows left
     /// in place, with the ranges holding one key each: the sorted batches
-    /// ([`Self::sorted_batch`]) merged two at a time, the earlier batch first on ties. First-row retractions are refused here,
+    /// ([`Self::sorted_batch`]) merged, the earlier batch first on ties. First-row retractions are refused here,
     /// before anything is written.
-    pub(crate) fn sort_buffer(&self, sorted: Vec<SortedBatch>) -> Result<SortedBuffer> {
-        for r in &sorted {
-            self.check_first_row_retractions(std::slice::from_ref(&r.batch))?;
-        }
-        // Merge passes over segments of `order` (one per batch at first), pairwise, until
-        // one segment is left.
-        let total: usize = sorted.iter().map(|r| r.batch.num_rows()).sum();
+    pub(crate) fn sort_buffer(&self, batches: Vec<RecordBatch>) -> Result<SortedBuffer> {
+        self.check_first_row_retractions(&batches)?;
+        let sorted = batches
+            .iter()
+            .map(|b| self.sort_keys(b))
+            .collect::<Result<Vec<_>>>()?;
+        // The batches one after another, each in order: a stable sort finds them as runs
+        // and merges them, an earlier batch's row first on ties.
+        let total: usize = batches.iter().map(RecordBatch::num_rows).sum();
         let mut order: Vec<MergeEntry> = Vec::with_capacity(total);
-        let mut bounds = vec![0];
         for (i, r) in sorted.iter().enumerate() {
             order.extend(
                 r.prefixes
@@ -275,24 +248,16 @@ impl KvLayout {
                         row: row as u32,
                     }),
             );
-            bounds.push(order.len());
         }
-        let mut other: Vec<MergeEntry> = Vec::with_capacity(total);
-        while bounds.len() > 2 {
-            other.clear();
-            let mut next = vec![0];
-            let mut i = 0;
-            while i + 1 < bounds.len() {
-                let (s, m) = (bounds[i], bounds[i + 1]);
-                let e = bounds.get(i + 2).copied().unwrap_or(m);
-                merge_into(&sorted, &order[s..m], &order[m..e], &mut other);
-                next.push(e);
-                i += 2;
-            }
-            std::mem::swap(&mut order, &mut other);
-            bounds = next;
-        }
-        drop(other);
+        order.sort_by(|a, b| {
+            a.prefix.cmp(&b.prefix).then_with(|| {
+                sorted[a.batch as usize].cmp_rows(
+                    a.row as usize,
+                    &sorted[b.batch as usize],
+                    b.row as usize,
+                )
+            })
+        });
         let order: Vec<(usize, usize)> = order
             .into_iter()
             .map(|e| (e.batch as usize, e.row as usize))
@@ -309,7 +274,7 @@ impl KvLayout {
             }
         }
         Ok(SortedBuffer {
-            batches: sorted.into_iter().map(|r| r.batch).collect(),
+            batches,
             order,
             groups,
         })
@@ -438,11 +403,10 @@ fn sequence_columns(
     Ok(Some((conv, cols)))
 }
 
-/// A batch of a bucket's write buffer in the file layout, sorted by (key, `sequence.field`,
-/// sequence number), with the sort keys of its rows ([`KvLayout::sorted_batch`]).
-#[derive(Debug)]
-pub(crate) struct SortedBatch {
-    pub(crate) batch: RecordBatch,
+/// The sort keys of the rows of a batch of the write buffer ([`KvLayout::sort_keys`]): made
+/// when the batch is sorted, and again per bucket when the buffer is flushed (so the buffer
+/// holds no more than its rows).
+struct SortKeys {
     /// Per row, the first 16 bytes of its key's sort bytes (big-endian, zero padded): most
     /// comparisons end here, without looking up the rows.
     prefixes: Vec<[u64; 2]>,
@@ -454,10 +418,10 @@ pub(crate) struct SortedBatch {
     sequences: arrow_buffer::ScalarBuffer<i64>,
 }
 
-impl SortedBatch {
+impl SortKeys {
     /// Row `a` of this batch against row `b` of `other` by key.
     #[inline]
-    fn cmp_keys(&self, a: usize, other: &SortedBatch, b: usize) -> std::cmp::Ordering {
+    fn cmp_keys(&self, a: usize, other: &SortKeys, b: usize) -> std::cmp::Ordering {
         self.prefixes[a]
             .cmp(&other.prefixes[b])
             .then_with(|| match (&self.keys, &other.keys) {
@@ -467,14 +431,14 @@ impl SortedBatch {
     }
 
     /// Whether row `a` of this batch and row `b` of `other` hold the same key.
-    fn same_key(&self, a: usize, other: &SortedBatch, b: usize) -> bool {
+    fn same_key(&self, a: usize, other: &SortKeys, b: usize) -> bool {
         self.cmp_keys(a, other, b).is_eq()
     }
 
     /// Row `a` of this batch against row `b` of `other` by (key, `sequence.field`, sequence
     /// number).
     #[inline]
-    fn cmp_rows(&self, a: usize, other: &SortedBatch, b: usize) -> std::cmp::Ordering {
+    fn cmp_rows(&self, a: usize, other: &SortKeys, b: usize) -> std::cmp::Ordering {
         self.cmp_keys(a, other, b)
             .then_with(|| match (&self.seq_keys, &other.seq_keys) {
                 (Some(x), Some(y)) => x.row(a).cmp(&y.row(b)),
@@ -515,15 +479,6 @@ fn key_prefixes(keys: &arrow_row::Rows) -> Vec<[u64; 2]> {
         .collect()
 }
 
-/// The `_SEQUENCE_NUMBER` column of a batch in the file layout (after the `k` key columns).
-fn sequence_numbers(batch: &RecordBatch, k: usize) -> arrow_buffer::ScalarBuffer<i64> {
-    batch
-        .column(k)
-        .as_primitive::<arrow_array::types::Int64Type>()
-        .values()
-        .clone()
-}
-
 /// A row of the write buffer while the sorted batches merge: its key prefix (compared
 /// without looking up the batch), batch and row.
 #[derive(Clone, Copy)]
@@ -531,35 +486,6 @@ struct MergeEntry {
     prefix: [u64; 2],
     batch: u32,
     row: u32,
-}
-
-/// Merge two sorted segments of (batch, row) positions into `out`, `left`'s first on ties.
-fn merge_into(
-    sorted: &[SortedBatch],
-    left: &[MergeEntry],
-    right: &[MergeEntry],
-    out: &mut Vec<MergeEntry>,
-) {
-    let (mut i, mut j) = (0, 0);
-    while i < left.len() && j < right.len() {
-        let (a, b) = (left[i], right[j]);
-        let left_first = match a.prefix.cmp(&b.prefix) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Greater => false,
-            std::cmp::Ordering::Equal => sorted[a.batch as usize]
-                .cmp_rows(a.row as usize, &sorted[b.batch as usize], b.row as usize)
-                .is_le(),
-        };
-        if left_first {
-            out.push(a);
-            i += 1;
-        } else {
-            out.push(b);
-            j += 1;
-        }
-    }
-    out.extend_from_slice(&left[i..]);
-    out.extend_from_slice(&right[j..]);
 }
 
 /// Input rows a flush gathers, merges and encodes at a time (more for one key whose records

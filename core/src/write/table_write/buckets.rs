@@ -34,7 +34,7 @@ pub(super) struct BucketWriter {
     pub(super) buffer: Vec<RecordBatch>,
     /// Other key-value: buffered rows in the file layout, each batch sorted by key as it
     /// came.
-    pub(super) sorted: Vec<SortedBatch>,
+    pub(super) sorted: Vec<RecordBatch>,
     /// Key-value with `changelog-producer = input`: changelog files written so far.
     pub(super) changelog_files: Vec<DataFileMeta>,
     /// Key-value with `changelog-producer = input`: how changelog files are named (set at the

@@ -93,10 +93,11 @@ impl TableWrite {
     ///
     /// The buffer is never copied whole: its batches (each sorted as it was buffered)
     /// merge into (batch, row) positions, and the output is gathered, merged and encoded in
-    /// chunks of about [`FLUSH_CHUNK_ROWS`] input rows, so a flush holds the buffer with its
-    /// sort keys (16 bytes per row, plus the keys' sort bytes when they are longer or of
-    /// variable length), the positions (16 bytes per row, and 48 while the batches merge), one
-    /// chunk, and the open files' encoders.
+    /// chunks of about [`FLUSH_CHUNK_ROWS`] input rows, so a flush holds the buffer, and for
+    /// the bucket it flushes: the positions (16 bytes per row), while they are made the sort
+    /// keys and merge entries (about 60 bytes per row, plus the keys' sort bytes when they
+    /// are longer than 16 bytes or of variable length), one chunk, and the open files'
+    /// encoders.
     pub(super) fn start_kv_flush(&mut self, key: &(Vec<u8>, i32)) -> Result<Option<BucketFlush>> {
         let Some(kv) = self.kv.clone() else {
             return Ok(None);
