@@ -196,14 +196,49 @@ impl KvLayout {
     /// The sort keys of the rows of a batch in the file layout.
     fn sort_keys(&self, batch: &RecordBatch) -> Result<SortKeys> {
         let k = self.key.len();
+        let sequences = batch
+            .column(k)
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .values()
+            .clone();
+        self.keys_of(
+            &batch.columns()[..k],
+            |c| batch.columns().get(c).cloned(),
+            sequences,
+        )
+    }
+
+    /// The sort keys of the rows of an input batch (its table columns, before the file
+    /// layout), a row's position standing for its sequence number.
+    pub(crate) fn input_sort_keys(&self, columns: &[ArrayRef]) -> Result<SortKeys> {
+        let n = columns.first().map_or(0, |c| c.len());
+        let values = self.key.len() + 2;
+        let column = |c: usize| c.checked_sub(values).and_then(|c| columns.get(c)).cloned();
+        self.keys_of(&self.key.columns(columns)?, column, (0..n as i64).collect())
+    }
+
+    /// The sort keys of `keys` (the key columns), the `sequence.field` columns (by their
+    /// position in the file layout, from `column`) and `sequences`.
+    fn keys_of(
+        &self,
+        keys: &[ArrayRef],
+        column: impl Fn(usize) -> Option<ArrayRef>,
+        sequences: arrow_buffer::ScalarBuffer<i64>,
+    ) -> Result<SortKeys> {
         let keys = self
             .key_converter
-            .convert_columns(&batch.columns()[..k])
+            .convert_columns(keys)
             .map_err(|e| Error::arrow("comparing primary keys", e))?;
         let seq_keys = match &self.sequence_converter {
             Some((conv, cols)) => {
-                let cols: Vec<ArrayRef> =
-                    cols.iter().map(|c| Arc::clone(batch.column(*c))).collect();
+                let cols = cols
+                    .iter()
+                    .map(|c| {
+                        column(*c).ok_or_else(|| {
+                            Error::invalid(format!("sequence.field column #{c} is missing"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 Some(
                     conv.convert_columns(&cols)
                         .map_err(|e| Error::arrow("comparing sequence.field", e))?,
@@ -215,12 +250,20 @@ impl KvLayout {
             prefixes: key_prefixes(&keys),
             keys: (!self.short_fixed_keys).then_some(keys),
             seq_keys,
-            sequences: batch
-                .column(k)
-                .as_primitive::<arrow_array::types::Int64Type>()
-                .values()
-                .clone(),
+            sequences,
         })
+    }
+
+    /// The positions `0..rows.len()` of `rows` (rows of one bucket, ascending, of an input
+    /// batch whose sort keys are `keys` ([`Self::input_sort_keys`])) in the order the bucket's
+    /// write buffer sorts them: by (key, `sequence.field`, position). Taking the rows in this
+    /// order, with sequence numbers given in input order, makes a batch already sorted.
+    pub(crate) fn input_order(&self, keys: &SortKeys, rows: &[u32]) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            keys.cmp_rows(rows[a as usize] as usize, keys, rows[b as usize] as usize)
+        });
+        order
     }
 
     /// The write buffer in order of (key, `sequence.field`, sequence number), its rows left
@@ -405,8 +448,8 @@ fn sequence_columns(
 
 /// The sort keys of the rows of a batch of the write buffer ([`KvLayout::sort_keys`]): made
 /// when the batch is sorted, and again per bucket when the buffer is flushed (so the buffer
-/// holds no more than its rows).
-struct SortKeys {
+/// holds no more than its rows), or of an input batch's rows before they are buffered.
+pub(crate) struct SortKeys {
     /// Per row, the first 16 bytes of its key's sort bytes (big-endian, zero padded): most
     /// comparisons end here, without looking up the rows.
     prefixes: Vec<[u64; 2]>,

@@ -119,12 +119,17 @@ impl TableWrite {
             .ok_or_else(|| Error::invalid("bucket writer vanished"))
     }
 
+    /// Write rows of one bucket: append rows to its rolling file, primary-key rows to its
+    /// write buffer. `order`: the rows were taken sorted ([`KvLayout::input_order`]); row
+    /// `p` was the `order[p]`-th of the bucket's rows in input order (its sequence number
+    /// counts from there), and the buffer takes the batch as it is.
     pub(super) fn write_bucket(
         &mut self,
         partition: Vec<u8>,
         bucket: i32,
         columns: Vec<ArrayRef>,
         kinds: Option<ArrayRef>,
+        order: Option<&[u32]>,
     ) -> Result<()> {
         let rows = columns.first().map_or(0, |c| c.len());
         let mut columns = columns;
@@ -165,7 +170,12 @@ impl TableWrite {
             let w = self.writer(partition, bucket)?;
             let first = w.next_sequence;
             w.next_sequence += rows as i64;
-            let seq: ArrayRef = Arc::new(Int64Array::from_iter_values(first..first + rows as i64));
+            let seq: ArrayRef = match order {
+                Some(order) => Arc::new(Int64Array::from_iter_values(
+                    order.iter().map(|j| first + i64::from(*j)),
+                )),
+                None => Arc::new(Int64Array::from_iter_values(first..first + rows as i64)),
+            };
             let kinds = kinds.unwrap_or_else(|| Arc::new(Int8Array::from(vec![0i8; rows])));
             let mut cols = key_cols;
             cols.push(seq);
@@ -178,8 +188,12 @@ impl TableWrite {
             let size = batch.get_array_memory_size();
             if postpone {
                 w.buffer.push(batch);
-            } else if let Some(sorted) = kv.sorted_batch(batch)? {
-                w.sorted.push(sorted);
+            } else {
+                let sorted = match order {
+                    Some(_) => Some(kv.without_ignored(batch)?).filter(|b| b.num_rows() > 0),
+                    None => kv.sorted_batch(batch)?,
+                };
+                w.sorted.extend(sorted);
             }
             self.buffered_bytes += size as u64;
             return Ok(());

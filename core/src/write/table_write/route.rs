@@ -262,13 +262,27 @@ impl TableWrite {
         kinds: Option<&ArrayRef>,
     ) -> Result<()> {
         let n = columns.first().map_or(0, |c| c.len());
+        // Primary-key buckets that sort what they buffer take their rows in key order here
+        // (one copy, not a copy per bucket and a sorted copy); postpone buckets keep the input
+        // order, and managed BLOB columns are written out in input order first.
+        let presort = match (&self.kv, &self.postpone, &self.managed) {
+            (Some(kv), None, None) => Some((Arc::clone(kv), kv.input_sort_keys(columns)?)),
+            _ => None,
+        };
         for ((partition, bucket), rows) in groups {
+            let order = presort
+                .as_ref()
+                .map(|(kv, keys)| kv.input_order(keys, &rows));
+            let taken: Vec<u32> = match &order {
+                Some(order) => order.iter().map(|j| rows[*j as usize]).collect(),
+                None => rows,
+            };
             // Every row in one group, in order (one partition and bucket): no copy.
-            if rows.len() == n && rows.iter().enumerate().all(|(i, r)| *r as usize == i) {
-                self.write_bucket(partition, bucket, columns.to_vec(), kinds.cloned())?;
+            if taken.len() == n && taken.iter().enumerate().all(|(i, r)| *r as usize == i) {
+                self.write_bucket(partition, bucket, columns.to_vec(), kinds.cloned(), None)?;
                 continue;
             }
-            let idx = UInt32Array::from(rows);
+            let idx = UInt32Array::from(taken);
             let cols = columns
                 .iter()
                 .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
@@ -278,7 +292,7 @@ impl TableWrite {
                 .map(|k| arrow_select::take::take(k, &idx, None))
                 .transpose()
                 .map_err(|e| Error::arrow("selecting the row kinds of a bucket", e))?;
-            self.write_bucket(partition, bucket, cols, kinds)?;
+            self.write_bucket(partition, bucket, cols, kinds, order.as_deref())?;
         }
         Ok(())
     }
