@@ -384,6 +384,11 @@ def writers_for(case):
         out = os.path.join(RES, "floor.%d.parquet" % os.getpid())
         ws.append(("floor", (lambda: None), [os.path.join(BIN, "encode_floor"), inp(src),
                                               out, "pk" if pk else "append"], None))
+        if pk:
+            # The 4 files a table of 4 buckets writes: each its own dictionaries and stats.
+            out4 = os.path.join(RES, "floor4.%d.parquet" % os.getpid())
+            ws.append(("floor4", (lambda: None), [os.path.join(BIN, "encode_floor"), inp(src),
+                                                   out4, "pk4"], None))
     elif case == "W4":
         src = inp("w4_blob_100")
         # No pypaimon 2.1.0 row: its Python writer refuses BLOB columns of primary-key tables

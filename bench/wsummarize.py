@@ -18,7 +18,8 @@ ROWS = {"W1": 2_000_000, "W2": 1_000_000, "W3": 200_000, "C1_dedup": 1_000_000,
 BLOB_MIB = {"W4": 100}
 NAMES = {"kernel": "paimon-kernel CLI (2 cores)", "kernel1c": "paimon-kernel CLI, `taskset -c 0`",
          "paimon": "`paimon` crate 0.4.0", "pypaimon": "pypaimon 2.1.0", "java": "Java Paimon 2.0.0 (process)",
-         "floor": "encode floor (arrow-rs, 1 thread)", "floor_decode": "decode floor (1 thread)",
+         "floor": "encode floor (arrow-rs, 1 thread)",
+         "floor4": "encode floor into the 4 files of 4 buckets (arrow-rs, 1 thread)", "floor_decode": "decode floor (1 thread)",
          "floor_encode": "encode floor of the output (1 thread)", "kfiles": "`paimon-kernel files --json`",
          "kcount": "`paimon-kernel scan --format count`", "pyplan": "pypaimon 2.1.0 `plan()`",
          "javafiles": "Java 2.0.0 `$files` (java-check, JVM start + printing)",
@@ -104,6 +105,7 @@ def main():
             f = "floor" if "floor" in st else "floor_sum"
             r_("kernel", f, "kernel / floor")
             r_("kernel1c", f, "kernel 1 core / floor")
+            r_("kernel", "floor4", "kernel / 4-file floor")
         r_("java", "kernel", "Java / kernel")
         r_("java", "kernel1c", "Java / kernel 1 core")
         r_("paimon", "kernel", "`paimon` crate / kernel")

@@ -128,8 +128,8 @@ pub(crate) fn strings(v: &[String]) -> Value {
     Value::Array(v.iter().map(|s| Value::String(s.clone())).collect())
 }
 
-/// Avro `long` (zigzag varint).
-fn put_long(out: &mut Vec<u8>, v: i64) {
+/// Avro `long` (zigzag varint); an `int` encodes the same as the `long` of its value.
+pub(crate) fn put_long(out: &mut Vec<u8>, v: i64) {
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
     loop {
         if z < 0x80 {
@@ -142,9 +142,85 @@ fn put_long(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Avro `bytes` / `string`: length then content.
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_long(out, b.len() as i64);
     out.extend_from_slice(b);
+}
+
+/// A nullable value (`["null", T]`): branch 0 for null, else branch 1 and the value.
+pub(crate) fn put_opt<T>(out: &mut Vec<u8>, v: Option<T>, put: impl FnOnce(&mut Vec<u8>, T)) {
+    match v {
+        None => put_long(out, 0),
+        Some(x) => {
+            put_long(out, 1);
+            put(out, x);
+        }
+    }
+}
+
+/// An array as one block: its length and items, then the empty block that ends it (only
+/// the end for an empty array), as the `apache-avro` writer lays it out.
+pub(crate) fn put_array<T>(
+    out: &mut Vec<u8>,
+    items: impl ExactSizeIterator<Item = T>,
+    mut put: impl FnMut(&mut Vec<u8>, T),
+) {
+    if items.len() > 0 {
+        put_long(out, items.len() as i64);
+        for item in items {
+            put(out, item);
+        }
+    }
+    put_long(out, 0);
+}
+
+/// An array of strings.
+pub(crate) fn put_strings(out: &mut Vec<u8>, v: &[String]) {
+    put_array(out, v.iter(), |out, s| put_bytes(out, s.as_bytes()));
+}
+
+/// The `apache-avro` writer closes a block once the encoded records reach this many bytes.
+const BLOCK_BYTES: usize = 16_000;
+
+/// Write `records` into an Avro object container of `schema`, each record laid out in Avro's
+/// binary encoding by `put` (which must follow `schema`), in blocks closed as the
+/// `apache-avro` writer closes them: the bytes are those of [`write_container`] of the
+/// records as values, without building a value per field. The same inputs give the same
+/// bytes.
+pub(crate) fn write_encoded_container<T>(
+    schema: &Json,
+    records: &[T],
+    mut put: impl FnMut(&mut Vec<u8>, &T),
+    options: &AvroWriteOptions,
+) -> Result<Vec<u8>> {
+    let schema = Schema::parse(schema)
+        .map_err(|e| Error::invalid(format!("internal Avro schema error: {e}")))?;
+    let mut out = header(&schema, options)?;
+    let codec = options.codec.codec();
+    let mut block = Vec::with_capacity(2 * BLOCK_BYTES);
+    let mut count = 0i64;
+    let close = |out: &mut Vec<u8>, block: &mut Vec<u8>, count: &mut i64| -> Result<()> {
+        codec
+            .compress(block)
+            .map_err(|e| Error::invalid(format!("Avro manifest encode: {e}")))?;
+        put_long(out, *count);
+        put_bytes(out, block);
+        out.extend_from_slice(&options.sync_marker);
+        block.clear();
+        *count = 0;
+        Ok(())
+    };
+    for r in records {
+        put(&mut block, r);
+        count += 1;
+        if block.len() >= BLOCK_BYTES {
+            close(&mut out, &mut block, &mut count)?;
+        }
+    }
+    if count > 0 {
+        close(&mut out, &mut block, &mut count)?;
+    }
+    Ok(out)
 }
 
 /// The object container header: magic, the metadata map `avro.schema`, `avro.codec` (in

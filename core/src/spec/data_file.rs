@@ -13,7 +13,8 @@ use serde_json::{Value as Json, json};
 use crate::error::{Error, Result};
 use crate::spec::avro::Rec;
 use crate::spec::avro_write::{
-    array, field, nested, nfield, opt, record, simple_stats_schema, strings,
+    array, field, nested, nfield, opt, put_array, put_bytes, put_long, put_opt, put_strings,
+    record, simple_stats_schema,
 };
 use crate::spec::binary_row::{BinaryRow, RowOrigin};
 
@@ -170,6 +171,18 @@ impl SimpleStats {
         })
     }
 
+    /// This record in Avro's binary encoding ([`simple_stats_schema`]), as [`Self::to_avro`]
+    /// encodes.
+    pub(crate) fn put_avro(&self, out: &mut Vec<u8>) {
+        put_bytes(out, self.min_values.serialized());
+        put_bytes(out, self.max_values.serialized());
+        put_opt(out, Some(&self.null_counts), |out, counts| {
+            put_array(out, counts.iter(), |out, c| {
+                put_opt(out, c, put_long);
+            });
+        });
+    }
+
     pub(crate) fn to_avro(&self) -> Value {
         Value::Record(vec![
             (
@@ -321,6 +334,39 @@ impl DataFileMeta {
         )
     }
 
+    /// This record in Avro's binary encoding ([`Self::avro_schema`]), as the value of
+    /// [`Self::to_avro`] encodes.
+    pub(crate) fn put_avro(&self, out: &mut Vec<u8>) {
+        put_bytes(out, self.file_name.as_bytes());
+        put_long(out, self.file_size);
+        put_long(out, self.row_count);
+        put_bytes(out, self.min_key.serialized());
+        put_bytes(out, self.max_key.serialized());
+        self.key_stats.put_avro(out);
+        self.value_stats.put_avro(out);
+        put_long(out, self.min_sequence_number);
+        put_long(out, self.max_sequence_number);
+        put_long(out, self.schema_id);
+        put_long(out, i64::from(self.level));
+        put_strings(out, &self.extra_files);
+        put_opt(out, self.creation_time_millis, put_long);
+        put_opt(out, self.delete_row_count, put_long);
+        put_opt(out, self.embedded_index.as_deref(), put_bytes);
+        put_opt(out, self.file_source, |out, s| {
+            put_long(out, i64::from(s.to_byte()))
+        });
+        put_opt(out, self.value_stats_cols.as_deref(), put_strings);
+        put_opt(out, self.external_path.as_deref(), |out, p| {
+            put_bytes(out, p.as_bytes())
+        });
+        put_opt(out, self.first_row_id, put_long);
+        put_opt(out, self.write_cols.as_deref(), put_strings);
+        put_opt(out, self.write_cols_sequences.as_deref(), |out, v| {
+            put_array(out, v.iter(), |out, x| put_long(out, *x))
+        });
+    }
+
+    #[cfg(test)]
     pub(crate) fn to_avro(&self) -> Value {
         Value::Record(vec![
             ("_FILE_NAME".into(), Value::String(self.file_name.clone())),
@@ -346,7 +392,10 @@ impl DataFileMeta {
             ),
             ("_SCHEMA_ID".into(), Value::Long(self.schema_id)),
             ("_LEVEL".into(), Value::Int(self.level)),
-            ("_EXTRA_FILES".into(), strings(&self.extra_files)),
+            (
+                "_EXTRA_FILES".into(),
+                crate::spec::avro_write::strings(&self.extra_files),
+            ),
             (
                 "_CREATION_TIME".into(),
                 opt(self.creation_time_millis, Value::TimestampMillis),
@@ -365,7 +414,10 @@ impl DataFileMeta {
             ),
             (
                 "_VALUE_STATS_COLS".into(),
-                opt(self.value_stats_cols.as_deref(), strings),
+                opt(
+                    self.value_stats_cols.as_deref(),
+                    crate::spec::avro_write::strings,
+                ),
             ),
             (
                 "_EXTERNAL_PATH".into(),
@@ -374,7 +426,7 @@ impl DataFileMeta {
             ("_FIRST_ROW_ID".into(), opt(self.first_row_id, Value::Long)),
             (
                 "_WRITE_COLS".into(),
-                opt(self.write_cols.as_deref(), strings),
+                opt(self.write_cols.as_deref(), crate::spec::avro_write::strings),
             ),
             (
                 "_WRITE_COLS_SEQUENCES".into(),
