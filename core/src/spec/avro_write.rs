@@ -197,12 +197,42 @@ pub(crate) fn write_encoded_container<T>(
         .map_err(|e| Error::invalid(format!("internal Avro schema error: {e}")))?;
     let mut out = header(&schema, options)?;
     let codec = options.codec.codec();
+    let encode_error =
+        |e: &dyn std::fmt::Display| Error::invalid(format!("Avro manifest encode: {e}"));
+    // zstd: one context for every block of the file, each block a frame as the codec writes
+    // it (a streaming frame: the input, then its end); the codec makes a context per block,
+    // which cost ~9 % of a commit rewriting 100,000 entries.
+    let mut zstd_context = match options.codec {
+        ManifestCodec::Zstd(level) => {
+            let mut context = zstd::zstd_safe::CCtx::create();
+            context
+                .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(i32::from(
+                    level,
+                )))
+                .map_err(|code| encode_error(&zstd::zstd_safe::get_error_name(code)))?;
+            Some(context)
+        }
+        _ => None,
+    };
+    let mut compress = |block: &mut Vec<u8>| -> Result<()> {
+        match &mut zstd_context {
+            Some(context) => {
+                use std::io::Write;
+                let mut encoder = zstd::stream::write::Encoder::with_context(
+                    Vec::with_capacity(block.len() / 2),
+                    context,
+                );
+                encoder.write_all(block).map_err(|e| encode_error(&e))?;
+                *block = encoder.finish().map_err(|e| encode_error(&e))?;
+                Ok(())
+            }
+            None => codec.compress(block).map_err(|e| encode_error(&e)),
+        }
+    };
     let mut block = Vec::with_capacity(2 * BLOCK_BYTES);
     let mut count = 0i64;
-    let close = |out: &mut Vec<u8>, block: &mut Vec<u8>, count: &mut i64| -> Result<()> {
-        codec
-            .compress(block)
-            .map_err(|e| Error::invalid(format!("Avro manifest encode: {e}")))?;
+    let mut close = |out: &mut Vec<u8>, block: &mut Vec<u8>, count: &mut i64| -> Result<()> {
+        compress(block)?;
         put_long(out, *count);
         put_bytes(out, block);
         out.extend_from_slice(&options.sync_marker);

@@ -268,8 +268,8 @@ impl KvLayout {
 
     /// The write buffer in order of (key, `sequence.field`, sequence number), its rows left
     /// in place, with the ranges holding one key each: the sorted batches
-    /// ([`Self::sorted_batch`]) merged, the earlier batch first on ties. First-row retractions are refused here,
-    /// before anything is written.
+    /// ([`Self::sorted_batch`]) merged, the earlier batch first on ties. First-row
+    /// retractions are refused here, before anything is written.
     pub(crate) fn sort_buffer(&self, batches: Vec<RecordBatch>) -> Result<SortedBuffer> {
         self.check_first_row_retractions(&batches)?;
         let sorted = batches
