@@ -58,6 +58,15 @@ impl ManifestCodec {
     }
 }
 
+/// Every codec, for tests that run each.
+#[cfg(test)]
+pub(crate) const EVERY_CODEC: [ManifestCodec; 4] = [
+    ManifestCodec::Null,
+    ManifestCodec::Deflate,
+    ManifestCodec::Snappy,
+    ManifestCodec::Zstd(1),
+];
+
 /// How to write a manifest-family Avro file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AvroWriteOptions {
@@ -318,12 +327,7 @@ mod tests {
                 ("b".into(), opt(Some(format!("v{i}")), Value::String)),
             ])
         };
-        for codec in [
-            ManifestCodec::Null,
-            ManifestCodec::Deflate,
-            ManifestCodec::Snappy,
-            ManifestCodec::Zstd(1),
-        ] {
+        for codec in EVERY_CODEC {
             let options = AvroWriteOptions {
                 codec,
                 sync_marker: [7; 16],

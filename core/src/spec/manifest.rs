@@ -312,7 +312,7 @@ pub fn merge_entries(
 #[cfg(test)]
 mod encode_tests {
     use super::*;
-    use crate::spec::avro_write::ManifestCodec;
+    use crate::spec::avro_write::EVERY_CODEC;
     use crate::spec::data_file::{FileSource, NullCounts, SimpleStats};
     use crate::spec::{DataType, Datum, TypeKind};
 
@@ -391,12 +391,7 @@ mod encode_tests {
     #[test]
     fn direct_encoding_matches_the_value_writer_byte_for_byte() {
         let entries = entries(1_500);
-        for codec in [
-            ManifestCodec::Null,
-            ManifestCodec::Deflate,
-            ManifestCodec::Snappy,
-            ManifestCodec::Zstd(1),
-        ] {
+        for codec in EVERY_CODEC {
             let options = AvroWriteOptions {
                 codec,
                 sync_marker: *b"0123456789abcdef",

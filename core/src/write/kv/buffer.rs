@@ -584,31 +584,17 @@ impl SortedBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::DataType;
     use arrow_array::{Int8Array, StringArray};
-    use std::collections::BTreeMap;
 
     /// `(s STRING NOT NULL, n BIGINT, x INT)`, primary key `s`, `sequence.field` = `n`.
     fn layout() -> KvLayout {
-        let schema = TableSchema {
-            version: 3,
-            id: 0,
-            fields: vec![
-                DataField::new(0, "s", DataType::parse_sql("STRING NOT NULL").unwrap()),
-                DataField::new(1, "n", DataType::parse_sql("BIGINT").unwrap()),
-                DataField::new(2, "x", DataType::parse_sql("INT").unwrap()),
-            ],
-            highest_field_id: 2,
-            partition_keys: Vec::new(),
-            primary_keys: vec!["s".to_owned()],
-            options: [("bucket", "1"), ("sequence.field", "n")]
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-            comment: None,
-            time_millis: 0,
-            raw_json: None,
-        };
+        let schema = crate::schema::create::new_table_schema(
+            br#"{"fields": [{"name": "s", "type": "STRING NOT NULL"},
+                {"name": "n", "type": "BIGINT"}, {"name": "x", "type": "INT"}],
+               "primaryKeys": ["s"], "options": {"bucket": "1", "sequence.field": "n"}}"#,
+            0,
+        )
+        .unwrap();
         KvLayout::try_new(&schema).unwrap()
     }
 

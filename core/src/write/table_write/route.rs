@@ -277,9 +277,11 @@ impl TableWrite {
                 Some(order) => order.iter().map(|j| rows[*j as usize]).collect(),
                 None => rows,
             };
-            // Every row in one group, in order (one partition and bucket): no copy.
+            // Every row in one group, in order (one partition and bucket): no copy (and, when
+            // sorted, no second look at the keys).
             if taken.len() == n && taken.iter().enumerate().all(|(i, r)| *r as usize == i) {
-                self.write_bucket(partition, bucket, columns.to_vec(), kinds.cloned(), None)?;
+                let cols = columns.to_vec();
+                self.write_bucket(partition, bucket, cols, kinds.cloned(), order.as_deref())?;
                 continue;
             }
             let idx = UInt32Array::from(taken);
