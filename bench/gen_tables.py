@@ -16,6 +16,8 @@ Creates database `bench` with:
               1,500,000 rows written, 1,000,000 distinct keys survive.
               No compaction is run, so every bucket holds 5 level-0 runs and the
               read must merge on read.
+  append_8m, pk_dedup_4m : 4x append_2m (16 commits) and pk_dedup_1m (16 buckets, 4,000,000
+              keys, 5 commits of 1,200,000 rows): the same files, 4x as many. Only when named.
   pk_partial_1m : as pk_dedup_1m (same keys and values), merge-engine=partial-update; commit k
               writes only some value columns (the others are null), see PARTIAL_COLS.
   pk_agg_1m : as pk_dedup_1m, merge-engine=aggregation, amount=sum, qty=max,
@@ -167,6 +169,11 @@ def main():
         gen_append(catalog)
     if "pk_dedup_1m" in want:
         gen_dedup(catalog)
+    # 4x the read tables (the flat-memory check; not made unless named)
+    if "append_8m" in want:
+        gen_append(catalog, 4)
+    if "pk_dedup_4m" in want:
+        gen_dedup(catalog, 4)
     if "pk_partial_1m" in want:
         t0 = time.time()
         catalog.create_table("bench.pk_partial_1m", Schema.from_pyarrow_schema(
@@ -204,32 +211,39 @@ def main():
         print("plan_1k written in %.1fs" % (time.time() - t0), flush=True)
 
 
-def gen_append(catalog):
-
+def gen_append(catalog, scale=1):
+    """append_2m (scale 1) or append_8m (scale 4): 4 * scale commits of 500,000 rows, so the
+    4x table has 4x the files of the same size."""
+    name = "append_%dm" % (2 * scale)
     t0 = time.time()
-    catalog.create_table("bench.append_2m", Schema.from_pyarrow_schema(SCHEMA), True)
-    t = catalog.get_table("bench.append_2m")
+    catalog.create_table("bench." + name, Schema.from_pyarrow_schema(SCHEMA), True)
+    t = catalog.get_table("bench." + name)
     _schemas[id(t)] = SCHEMA
     step = N_APPEND // 4
-    write_commits(t, [(np.arange(i * step, (i + 1) * step, dtype=np.int64), 100 + i) for i in range(4)])
-    print("append_2m written in %.1fs" % (time.time() - t0), flush=True)
+    write_commits(t, [(np.arange(i * step, (i + 1) * step, dtype=np.int64), 100 + i)
+                      for i in range(4 * scale)])
+    print("%s written in %.1fs" % (name, time.time() - t0), flush=True)
 
 
-def gen_dedup(catalog):
-
+def gen_dedup(catalog, scale=1):
+    """pk_dedup_1m (scale 1) or pk_dedup_4m (scale 4): 4 * scale buckets, 5 commits of
+    300,000 * scale rows over 1,000,000 * scale keys, so every bucket of the 4x table holds
+    five files of the same size as the 1x table's."""
+    name = "pk_dedup_%dm" % scale
+    n = N_PK * scale
     t0 = time.time()
-    catalog.create_table("bench.pk_dedup_1m", Schema.from_pyarrow_schema(
+    catalog.create_table("bench." + name, Schema.from_pyarrow_schema(
         PK_SCHEMA, primary_keys=["id"],
-        options={"bucket": "4", "merge-engine": "deduplicate"}), True)
-    t = catalog.get_table("bench.pk_dedup_1m")
+        options={"bucket": str(4 * scale), "merge-engine": "deduplicate"}), True)
+    t = catalog.get_table("bench." + name)
     _schemas[id(t)] = PK_SCHEMA
     chunks = []
     for k in range(5):
-        ids = (np.arange(k * 200_000, k * 200_000 + 300_000, dtype=np.int64) % N_PK)
+        ids = (np.arange(k * 200_000 * scale, (k * 200_000 + 300_000) * scale, dtype=np.int64) % n)
         np.random.default_rng(k).shuffle(ids)
         chunks.append((ids, 200 + k))
     write_commits(t, chunks)
-    print("pk_dedup_1m written in %.1fs" % (time.time() - t0), flush=True)
+    print("%s written in %.1fs" % (name, time.time() - t0), flush=True)
 
 
 if __name__ == "__main__":

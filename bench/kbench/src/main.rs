@@ -29,6 +29,15 @@
 //!       every manifest, splits) and prints the splits, the data files and the in-process
 //!       milliseconds (case K2 without any output formatting; run it under `/usr/bin/time -v`
 //!       for CPU and peak RSS).
+//!   kbench scan TABLE [SPLITS_IN_FLIGHT [IN_FLIGHT_MIB]]
+//!       streams every row of TABLE's latest snapshot (`TableScan::to_stream`, batches counted
+//!       and dropped) on a runtime with a worker per available core, as the CLI's `scan` does
+//!       without its output encoding (run it with `MALLOC_ARENA_MAX=1`, the CLI's arena cap);
+//!       optionally with `with_splits_in_flight` / `with_in_flight_bytes` (MiB).
+//!   kbench compact TABLE
+//!       full compaction of every bucket of TABLE, committed (`Table::compact` with `full`, the
+//!       CLI's `compact --full`); prints the buckets, input files and in-process milliseconds.
+//!       Run it on a fresh copy of the table each time.
 //!   kbench write TABLE SCHEMA_JSON INPUT.arrow
 //!       creates TABLE with the schema in file SCHEMA_JSON, writes the batches of the Arrow IPC
 //!       file INPUT in one writer and commits them: `paimon-kernel create` + `write --input`
@@ -76,15 +85,27 @@ fn batch(first: i64, n: usize) -> Res<RecordBatch> {
 fn batch_of(ids: Vec<i64>) -> Res<RecordBatch> {
     let cols: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from(ids.clone())),
-        Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("user_{i}")))),
-        Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("city_{:03}", i % 100)))),
-        Arc::new(Float64Array::from_iter_values(ids.iter().map(|i| (*i % 1000) as f64 * 0.5))),
-        Arc::new(Int32Array::from_iter_values(ids.iter().map(|i| (*i % 1000) as i32))),
+        Arc::new(StringArray::from_iter_values(
+            ids.iter().map(|i| format!("user_{i}")),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            ids.iter().map(|i| format!("city_{:03}", i % 100)),
+        )),
+        Arc::new(Float64Array::from_iter_values(
+            ids.iter().map(|i| (*i % 1000) as f64 * 0.5),
+        )),
+        Arc::new(Int32Array::from_iter_values(
+            ids.iter().map(|i| (*i % 1000) as i32),
+        )),
         Arc::new(TimestampMicrosecondArray::from_iter_values(
             ids.iter().map(|i| 1_700_000_000_000_000 + i * 1000),
         )),
-        Arc::new(BooleanArray::from_iter(ids.iter().map(|i| Some(i % 2 == 0)))),
-        Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("alpha bravo #{i}")))),
+        Arc::new(BooleanArray::from_iter(
+            ids.iter().map(|i| Some(i % 2 == 0)),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            ids.iter().map(|i| format!("alpha bravo #{i}")),
+        )),
     ];
     Ok(RecordBatch::try_new(schema(), cols)?)
 }
@@ -95,7 +116,8 @@ fn batch_of(ids: Vec<i64>) -> Res<RecordBatch> {
 async fn write_once(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMessage>> {
     let mut w = table.new_write().await?;
     for start in (0..rows).step_by(10) {
-        w.write(&batch(first + start as i64, 10.min(rows - start))?).await?;
+        w.write(&batch(first + start as i64, 10.min(rows - start))?)
+            .await?;
     }
     Ok(w.prepare_commit().await?)
 }
@@ -107,15 +129,24 @@ async fn write_file_per_batch(table: &Table, first: i64, rows: usize) -> Res<Vec
     let mut w = table.new_write().await?;
     let mut msgs = Vec::new();
     for start in (0..rows).step_by(10) {
-        w.write(&batch(first + start as i64, 10.min(rows - start))?).await?;
+        w.write(&batch(first + start as i64, 10.min(rows - start))?)
+            .await?;
         msgs.extend(w.prepare_commit().await?);
     }
     Ok(msgs)
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> Res<()> {
+fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    // `scan` runs on the CLI's runtime (a worker per available core); the others on two.
+    if args.get(1).map(String::as_str) != Some("scan") {
+        rt.worker_threads(2);
+    }
+    rt.enable_all().build()?.block_on(run(args))
+}
+
+async fn run(args: Vec<String>) -> Res<()> {
     match args.get(1).map(String::as_str) {
         Some("build") => {
             let (dir, commits, files): (&str, usize, usize) =
@@ -157,7 +188,11 @@ async fn main() -> Res<()> {
                 };
                 table.new_commit(None).commit(msgs).await?;
                 if (c + 1) % 100 == 0 {
-                    println!("commits={} elapsed_s={:.1}", c + 1, t0.elapsed().as_secs_f64());
+                    println!(
+                        "commits={} elapsed_s={:.1}",
+                        c + 1,
+                        t0.elapsed().as_secs_f64()
+                    );
                 }
             }
         }
@@ -172,7 +207,10 @@ async fn main() -> Res<()> {
                 // 10 rows per bucket on average, ids past the build's range.
                 let rows = 10 * buckets;
                 let m = write_once(&table, 1_000_000_000 + (k * rows) as i64, rows).await?;
-                files += m.iter().map(|m| m.data_increment.new_files.len()).sum::<usize>();
+                files += m
+                    .iter()
+                    .map(|m| m.data_increment.new_files.len())
+                    .sum::<usize>();
                 msgs.extend(m);
             }
             let t_write = t0.elapsed();
@@ -191,7 +229,8 @@ async fn main() -> Res<()> {
             let t0 = Instant::now();
             let json = std::fs::read(&args[3])?;
             let table = Table::create(&args[2], &json).await?;
-            let reader = arrow_ipc::reader::FileReader::try_new(std::fs::File::open(&args[4])?, None)?;
+            let reader =
+                arrow_ipc::reader::FileReader::try_new(std::fs::File::open(&args[4])?, None)?;
             let mut w = table.new_write().await?;
             for b in reader {
                 w.write(&b?).await?;
@@ -214,8 +253,50 @@ async fn main() -> Res<()> {
             let files: usize = plan.splits.iter().map(|s| s.data_files.len()).sum();
             println!("splits={} files={files} plan_ms={ms:.1}", plan.splits.len());
         }
+        Some("compact") => {
+            // kbench compact TABLE: full compaction of every bucket, committed.
+            let table = Table::open(&args[2]).await?;
+            let t0 = Instant::now();
+            let report = table
+                .compact(paimon_native::compact::CompactOptions {
+                    full: true,
+                    ..Default::default()
+                })
+                .await?;
+            let files_in: usize = report.buckets.iter().map(|b| b.files_in).sum();
+            println!(
+                "buckets={} files_in={files_in} snapshot={:?} ms={:.1}",
+                report.buckets.len(),
+                report.snapshot,
+                t0.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+        Some("scan") => {
+            // kbench scan TABLE [SPLITS_IN_FLIGHT [IN_FLIGHT_MIB]]
+            let table = Table::open(&args[2]).await?;
+            let mut scan = table.scan();
+            if let Some(n) = args.get(3) {
+                scan = scan.with_splits_in_flight(n.parse()?);
+            }
+            if let Some(mib) = args.get(4) {
+                scan = scan.with_in_flight_bytes(mib.parse::<u64>()? << 20);
+            }
+            let t0 = Instant::now();
+            let mut stream = scan.to_stream().await?;
+            let (mut rows, mut batches) = (0usize, 0usize);
+            while let Some(b) = futures::StreamExt::next(&mut stream).await {
+                rows += b?.num_rows();
+                batches += 1;
+            }
+            println!(
+                "rows={rows} batches={batches} ms={:.1}",
+                t0.elapsed().as_secs_f64() * 1000.0
+            );
+        }
         _ => {
-            eprintln!("usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench write TABLE SCHEMA_JSON INPUT.arrow | kbench plan TABLE");
+            eprintln!(
+                "usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench write TABLE SCHEMA_JSON INPUT.arrow | kbench plan TABLE | kbench scan TABLE [SPLITS_IN_FLIGHT [IN_FLIGHT_MIB]]"
+            );
             std::process::exit(2);
         }
     }

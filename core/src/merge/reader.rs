@@ -731,8 +731,15 @@ impl MergeReader {
     async fn advance(&mut self) -> Result<Option<RecordBatch>> {
         if !self.started {
             self.started = true;
-            for i in 0..self.cursors.len() {
-                self.load(i).await?;
+            // Every run's first batch at once: the runs' files open, fetch and decode side by
+            // side (one IO round for all their footers, one for their first column chunks)
+            // instead of one file after the other.
+            let firsts = futures_util::future::join_all(
+                self.cursors.iter_mut().map(|c| c.source.next_batch()),
+            )
+            .await;
+            for (i, first) in firsts.into_iter().enumerate() {
+                self.load_from(i, Some(first?)).await?;
             }
             let k = self.cursors.len();
             self.tree = vec![NO_CURSOR; k];
@@ -985,6 +992,12 @@ impl MergeReader {
 
     /// Load the next non-empty batch of run `i` (or mark it exhausted).
     async fn load(&mut self, i: usize) -> Result<()> {
+        self.load_from(i, None).await
+    }
+
+    /// As [`Self::load`], starting from `first`, the run's next batch when already taken
+    /// from its source (`Some(None)`: the run ended).
+    async fn load_from(&mut self, i: usize, mut first: Option<Option<RecordBatch>>) -> Result<()> {
         let previous_last = self.cursors[i].current.as_ref().and_then(|cb| {
             cb.batch.num_rows().checked_sub(1).map(|r| {
                 let mut k = OwnedKey::Int(None);
@@ -994,7 +1007,11 @@ impl MergeReader {
         });
         self.cursors[i].current = None;
         loop {
-            let Some(batch) = self.cursors[i].source.next_batch().await? else {
+            let next = match first.take() {
+                Some(taken) => taken,
+                None => self.cursors[i].source.next_batch().await?,
+            };
+            let Some(batch) = next else {
                 return Ok(());
             };
             if batch.num_rows() == 0 {

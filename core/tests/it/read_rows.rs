@@ -209,3 +209,47 @@ fn filters_prune_safely_and_apply_to_rows() {
         }
     }
 }
+
+/// A primary-key merge opens its sorted runs together: the data files of a section are
+/// requested in one IO round (their footers, which hold these small files whole), not one
+/// round per file before the first merged row comes out.
+#[test]
+fn a_primary_key_merge_opens_its_runs_in_one_round() {
+    use paimon_kernel::io::Step;
+    use paimon_kernel::read::read_split;
+    let mut store = load_table("pk_dedup");
+    let plan_machine: Machine<Plan> = Machine::once("plan", |io: Io<Plan>| async move {
+        plan_scan(&io, &ScanRequest::default()).await
+    });
+    let plan = store.run(plan_machine).unwrap().remove(0);
+    let ctx = Arc::new(ReadContext::try_new(&plan, None, None, None, 0).unwrap());
+    let split = plan
+        .splits
+        .iter()
+        .max_by_key(|s| s.data_files.len())
+        .unwrap()
+        .clone();
+    let files = split.data_files.len();
+    assert!(files >= 3, "pk_dedup's largest split holds {files} files");
+    let mut machine = read_split(ctx, split);
+    let (mut rounds, mut reads_in_first) = (0, 0);
+    loop {
+        match machine.step().unwrap() {
+            Step::NeedIo(round) => {
+                rounds += 1;
+                if rounds == 1 {
+                    reads_in_first = round.len();
+                }
+                for req in round {
+                    let answer = store.answer(&req.op);
+                    machine.provide(req.id, answer).unwrap();
+                }
+            }
+            Step::Work(items) => items.into_iter().for_each(paimon_kernel::io::Work::run),
+            Step::Wait => {}
+            Step::Emit(_) | Step::Done => break,
+        }
+    }
+    assert_eq!(reads_in_first, files, "every run's file in the first round");
+    assert_eq!(rounds, 1, "{rounds} rounds before the first batch");
+}
