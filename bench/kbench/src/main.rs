@@ -295,7 +295,7 @@ async fn run(args: Vec<String>) -> Res<()> {
         }
         _ => {
             eprintln!(
-                "usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench write TABLE SCHEMA_JSON INPUT.arrow | kbench plan TABLE | kbench scan TABLE [SPLITS_IN_FLIGHT [IN_FLIGHT_MIB]]"
+                "usage: kbench build TABLE COMMITS FILES_PER_COMMIT [daily|unaware] | kbench commit TABLE WRITERS BUCKETS | kbench write TABLE SCHEMA_JSON INPUT.arrow | kbench plan TABLE | kbench scan TABLE [SPLITS_IN_FLIGHT [IN_FLIGHT_MIB]] | kbench compact TABLE"
             );
             std::process::exit(2);
         }
