@@ -37,8 +37,14 @@ use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::write::{now_millis, random_seed};
 
-/// Bucket tasks run at the same time.
-const TASK_CONCURRENCY: usize = 4;
+/// Bucket tasks run at the same time: the cores this process may use, between 1 and 4. Each
+/// task merges and writes one bucket on one core (~65 MiB at a time for buckets of a few
+/// hundred thousand rows), so more tasks than cores only add memory.
+fn task_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, 4)
+}
 
 /// What [`Table::compact`] compacts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -385,7 +391,7 @@ impl Table {
                     host.run_once(machine).await
                 }
             }))
-            .buffered(TASK_CONCURRENCY)
+            .buffered(task_concurrency())
             .collect()
             .await;
         let mut messages = Vec::new();
