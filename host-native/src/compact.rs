@@ -41,9 +41,7 @@ use crate::write::{now_millis, random_seed};
 /// task merges and writes one bucket on one core (~65 MiB at a time for buckets of a few
 /// hundred thousand rows), so more tasks than cores only add memory.
 fn task_concurrency() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .clamp(1, 4)
+    crate::host::cores().min(4)
 }
 
 /// What [`Table::compact`] compacts.

@@ -67,6 +67,12 @@ use paimon_kernel::io::{
 use crate::error::{Error, Result};
 use crate::location::{Resolved, StoreKind, TableLocation};
 
+/// The cores this process may use (at least 1): the parallelism of the CPU work hosts run
+/// (reads' work items, compaction tasks).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
 /// Tuning of an [`ObjectStoreHost`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostOptions {

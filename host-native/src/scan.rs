@@ -79,7 +79,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::host::ObjectStoreHost;
+use crate::host::{ObjectStoreHost, cores};
 use crate::table::TableScan;
 
 /// Finished batches the part being consumed may hold before the consumer takes them.
@@ -162,16 +162,9 @@ pub struct ReadOptions {
     pub split_target_size: Option<u64>,
 }
 
-/// The cores this process may use (at least 1).
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-}
-
 /// Default splits in flight: the available cores, clamped to 2..=4.
 pub(crate) fn default_splits_in_flight() -> usize {
-    std::thread::available_parallelism()
-        .map_or(2, std::num::NonZeroUsize::get)
-        .clamp(2, 4)
+    cores().clamp(2, 4)
 }
 
 impl TableScan {
