@@ -259,9 +259,7 @@ impl Table {
         if tasks.is_empty() {
             return Ok(Vec::new());
         }
-        let (messages, _) = self
-            .run_compact_tasks(&tasks, &inputs.schema, &inputs.schemas)
-            .await?;
+        let (messages, _) = self.run_planned_tasks(&tasks, &inputs).await?;
         Ok(messages)
     }
 
@@ -273,7 +271,8 @@ impl Table {
     /// # Errors
     /// As [`Table::plan_compaction`]; read, merge and write errors of a task (its outputs
     /// are deleted); commit errors, e.g. `CommitConflict` when a concurrent commit removed
-    /// an input file (the outputs are deleted, nothing is visible).
+    /// an input file (the outputs are deleted, nothing is visible), also raised by a task
+    /// when expiry already deleted that file.
     pub async fn compact(&self, options: CompactOptions) -> Result<CompactReport> {
         let schema = self.schema().await?;
         if !schema.is_primary_key_table() {
@@ -292,9 +291,7 @@ impl Table {
                 ..Default::default()
             });
         }
-        let (messages, stats) = self
-            .run_compact_tasks(&tasks, &inputs.schema, &inputs.schemas)
-            .await?;
+        let (messages, stats) = self.run_planned_tasks(&tasks, &inputs).await?;
         let commit = self.new_commit(options.commit_user.clone());
         let outcome = match commit.commit(messages.clone()).await {
             Ok(o) => o,
@@ -364,6 +361,25 @@ impl Table {
 
     /// Run `tasks` concurrently; on a failure, delete the outputs of the tasks that
     /// finished and return the first error.
+    /// [`Table::run_compact_tasks`] of tasks planned on `inputs`, an input that vanished
+    /// meanwhile told as a conflict ([`vanished_input_as_conflict`]).
+    async fn run_planned_tasks(
+        &self,
+        tasks: &[PkCompactTask],
+        inputs: &PlanInputs,
+    ) -> Result<(Vec<CommitMessage>, Vec<PkCompactStats>)> {
+        match self
+            .run_compact_tasks(tasks, &inputs.schema, &inputs.schemas)
+            .await
+        {
+            Ok(done) => Ok(done),
+            Err(e) => {
+                let is_input = |name: &str| inputs.entries.iter().any(|e| e.file.file_name == name);
+                Err(vanished_input_as_conflict(self, Some(inputs.snapshot), is_input, e).await)
+            }
+        }
+    }
+
     pub(crate) async fn run_compact_tasks(
         &self,
         tasks: &[PkCompactTask],
@@ -572,4 +588,62 @@ pub(crate) fn levels_after(entries: &[ManifestEntry], m: &CommitMessage) -> BTre
         *out.entry(f.level).or_insert(0) += 1;
     }
     out
+}
+
+/// A compaction's `error`, told as the conflict it is when an input vanished under it: a
+/// task found an input data file (`is_input` of its name) `NotFound`, and the table's latest
+/// snapshot, a later one than `planned_on`, no longer holds that file. A concurrent commit
+/// replaced it (an overwrite, another compaction) and expiry deleted it; running the same
+/// tasks again cannot succeed, planning again can. Any other error, and a missing file that
+/// the latest snapshot still holds (a damaged table), is returned as it is.
+pub(crate) async fn vanished_input_as_conflict(
+    table: &Table,
+    planned_on: Option<i64>,
+    is_input: impl Fn(&str) -> bool,
+    error: Error,
+) -> Error {
+    let Error::Kernel { context, source } = &error else {
+        return error;
+    };
+    let Some(path) = missing_path(source) else {
+        return error;
+    };
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if !is_input(name) {
+        return error;
+    }
+    let latest = match table.scan().data_files().await {
+        Ok(Some(files)) => files,
+        _ => return error,
+    };
+    if Some(latest.snapshot.id) == planned_on
+        || latest.entries.iter().any(|e| e.file.file_name == name)
+    {
+        return error;
+    }
+    let planned = planned_on.map_or_else(|| "no snapshot".to_string(), |id| id.to_string());
+    Error::kernel(
+        context.clone(),
+        paimon_kernel::Error::CommitConflict {
+            detail: format!(
+                "input data file {path} of the compaction planned on snapshot {planned} is gone: \
+                 the latest snapshot {} no longer holds it (a concurrent commit replaced it and \
+                 expiry deleted it); plan the compaction again",
+                latest.snapshot.id
+            ),
+        },
+    )
+}
+
+/// The path of a `NotFound` IO failure, under any context the core wrapped it in.
+fn missing_path(error: &paimon_kernel::Error) -> Option<&str> {
+    match error {
+        paimon_kernel::Error::Io {
+            path,
+            kind: paimon_kernel::io::IoErrorKind::NotFound,
+            ..
+        } => Some(path),
+        paimon_kernel::Error::Context { source, .. } => missing_path(source),
+        _ => None,
+    }
 }

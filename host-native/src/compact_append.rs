@@ -49,6 +49,7 @@ use paimon_kernel::compact::plan::partition_json;
 use paimon_kernel::job::delete_all;
 use paimon_kernel::util::NameSource;
 
+use crate::compact::vanished_input_as_conflict;
 use crate::error::{Error, Result};
 use crate::table::Table;
 use crate::write::{delete_paths, now_millis, random_seed};
@@ -143,7 +144,8 @@ pub async fn plan(table: &Table, full: bool) -> Result<CompactionPlan> {
 /// # Errors
 /// As [`plan`]; read, write and store errors of the tasks; commit errors (`CommitConflict`
 /// when a concurrent commit removed an input or, on data-evolution tables, changed the row-id
-/// ranges). After an error nothing is published and the files written are deleted.
+/// ranges; also before the commit when expiry already deleted such a removed input). After an
+/// error nothing is published and the files written are deleted.
 pub async fn run(table: &Table, opts: &AppendCompactOptions) -> Result<AppendCompactReport> {
     let planned = prepare(table, opts).await?;
     let planned_on = planned.scan.snapshot.as_ref().map(|s| s.id);
@@ -219,7 +221,32 @@ pub(crate) async fn prepare(table: &Table, opts: &AppendCompactOptions) -> Resul
 
 /// Run every task ([`run_append_job`]): the commit messages in plan order and every path
 /// written. On a failure the files written are deleted before the error is returned.
+///
+/// An input data file that a later snapshot replaced and expiry deleted before a task read
+/// it is a `CommitConflict` ([`vanished_input_as_conflict`]).
 pub(crate) async fn execute(
+    table: &Table,
+    planned: &AppendJobPlan,
+) -> Result<(Vec<CommitMessage>, Vec<String>)> {
+    match run_tasks(table, planned).await {
+        Ok(done) => Ok(done),
+        Err(e) => {
+            let is_input = |name: &str| {
+                let named = |files: &[paimon_kernel::spec::DataFileMeta]| {
+                    files.iter().any(|f| f.file_name == name)
+                };
+                match &planned.tasks {
+                    AppendJobTasks::Append(tasks) => tasks.iter().any(|t| named(&t.files)),
+                    AppendJobTasks::DataEvolution(tasks) => tasks.iter().any(|t| named(&t.files)),
+                }
+            };
+            let planned_on = planned.scan.snapshot.as_ref().map(|s| s.id);
+            Err(vanished_input_as_conflict(table, planned_on, is_input, e).await)
+        }
+    }
+}
+
+async fn run_tasks(
     table: &Table,
     planned: &AppendJobPlan,
 ) -> Result<(Vec<CommitMessage>, Vec<String>)> {

@@ -266,8 +266,9 @@ impl Table {
     /// messages to commit together with the other tasks'.
     ///
     /// # Errors
-    /// Read, merge and write errors (what the task wrote is deleted); for a whole-table task,
-    /// `CommitConflict` when the table moved past the planned snapshot.
+    /// Read, merge and write errors (what the task wrote is deleted); `CommitConflict` when
+    /// an input data file is gone because a later snapshot replaced it (and expiry deleted
+    /// it), and for a whole-table task when the table moved past the planned snapshot.
     pub async fn run_compaction_task(&self, task: &CompactTask) -> Result<Vec<CommitMessage>> {
         let what = format!(
             "compacting bucket {} of table {}",
@@ -288,8 +289,22 @@ impl Table {
                     batch_size: paimon_kernel::read::DEFAULT_BATCH_SIZE,
                 });
                 let machine = compact_task_machine(ctx, (**pk).clone()).describe(what);
-                let (message, _) = self.host().run_once(machine).await?;
-                Ok(vec![message])
+                match self.host().run_once(machine).await {
+                    Ok((message, _)) => Ok(vec![message]),
+                    Err(e) => {
+                        let is_input = |name: &str| {
+                            task.files.iter().any(|f| f == name)
+                                || pk.lookup_files.iter().any(|f| f.file_name == name)
+                        };
+                        Err(crate::compact::vanished_input_as_conflict(
+                            self,
+                            task.snapshot_id,
+                            is_input,
+                            e,
+                        )
+                        .await)
+                    }
+                }
             }
             TaskBody::Append {
                 scan,

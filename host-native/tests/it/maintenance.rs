@@ -934,3 +934,112 @@ async fn expire_and_tag_delete_keep_the_files_of_branches() {
         );
     }
 }
+
+/// A compaction task whose input files a later overwrite replaced and expiry then deleted
+/// fails with a commit conflict naming the file (plan again), for append and primary-key
+/// tables; a live input that is missing stays the IO error it is (a damaged table).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_whose_inputs_expiry_deleted_conflicts() {
+    let append_rows = |i: i32| {
+        batch(vec![
+            ("p", Arc::new(Int32Array::from(vec![0, 0])) as ArrayRef),
+            ("w", Arc::new(Int32Array::from(vec![i, i]))),
+            ("i", Arc::new(Int32Array::from(vec![2 * i, 2 * i + 1]))),
+        ])
+    };
+    let pk_rows = |i: i64| pk_batch(&[(0, i, format!("v{i}")), (0, i + 100, "x".into())]);
+    for (kind, schema) in [("append", APPEND_SCHEMA), ("primary-key", PK_SCHEMA)] {
+        let batch_of = |i: i32| {
+            if kind == "append" {
+                append_rows(i)
+            } else {
+                pk_rows(i as i64)
+            }
+        };
+        for damaged in [false, true] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("t");
+            let table = Table::create(dir.to_str().unwrap(), schema).await.unwrap();
+            for i in 0..6 {
+                write_commit(&table, &batch_of(i)).await;
+            }
+            let options = CompactOptions {
+                full: true,
+                ..Default::default()
+            };
+            let tasks = table.plan_compaction_tasks(&options).await.unwrap();
+            assert!(!tasks.is_empty(), "{kind}: nothing to compact");
+            let inputs: BTreeSet<String> =
+                tasks.iter().flat_map(|t| t.files.iter().cloned()).collect();
+            assert!(inputs.len() >= 3, "{kind}: {inputs:?}");
+            if damaged {
+                // A live input deleted behind the table's back.
+                let victim = inputs.iter().next().unwrap();
+                let path = find_file(&dir, victim).unwrap();
+                std::fs::remove_file(path).unwrap();
+            } else {
+                // Overwrite the partition, then expire every older snapshot: the planned
+                // inputs are no longer referenced and are deleted.
+                let mut w = table.new_write().await.unwrap();
+                w.write(&batch_of(7)).await.unwrap();
+                let messages = w.prepare_commit().await.unwrap();
+                let part = BTreeMap::from([("p".to_string(), "0".to_string())]);
+                table
+                    .new_commit(None)
+                    .overwrite(Some(part), messages)
+                    .await
+                    .unwrap();
+                table
+                    .expire_with(config(1, 1, 0, 100), now())
+                    .await
+                    .unwrap();
+                for f in &inputs {
+                    assert!(find_file(&dir, f).is_none(), "{kind}: {f} not expired");
+                }
+            }
+            let mut errors = Vec::new();
+            for task in &tasks {
+                match table.run_compaction_task(task).await {
+                    Ok(messages) => table.new_commit(None).abort(messages).await.unwrap(),
+                    Err(e) => errors.push(e),
+                }
+            }
+            assert!(
+                !errors.is_empty(),
+                "{kind} damaged={damaged}: no task failed"
+            );
+            for e in &errors {
+                let conflict = matches!(
+                    e.as_kernel(),
+                    Some(paimon_kernel::Error::CommitConflict { .. })
+                );
+                let text = e.to_string();
+                assert_eq!(conflict, !damaged, "{kind} damaged={damaged}: {text}");
+                assert!(
+                    inputs.iter().any(|f| text.contains(f.as_str())),
+                    "{kind}: the error names no input file: {text}"
+                );
+                if damaged {
+                    assert!(text.contains("not found"), "{text}");
+                } else {
+                    assert!(text.contains("no longer holds it"), "{text}");
+                }
+            }
+        }
+    }
+}
+
+/// The path of the file named `name` under `dir`, if any.
+fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
+}
