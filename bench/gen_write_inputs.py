@@ -21,7 +21,9 @@ gen_tables.make_batch (the read bench's generator), so the schema is the read be
                     columns gen_tables.PARTIAL_COLS[k] set (others null).
   c2_base         : 1,000,000 rows, ids 0..999,999, seed 800 (the C2 data-evolution table);
   c2_upd{u}       : u = 1..9, `_ROW_ID` 0..999,999 and column C2_COLS[u-1] from seed 800+u.
-  c3_small        : = w1_append_2m, in batches of 2,000 rows (one small file per batch).
+  c3_small        : = w1_append_2m, in batches of 2,000 rows (C3 writes it with a 1kb
+                    target: two files of 1,000 rows per batch, the writer checking its size
+                    every 1,000 rows).
   k1_rows         : 1,000 rows (ids 0..999, seed 1000): one write of the commit-latency case.
   w4_blob_100     : 100 rows `id BIGINT NOT NULL`, `name STRING`, `data` LargeBinary (the BLOB
                     column of the managed-blob PK case W4): ids 0..99 shuffled (numpy seed 17),

@@ -111,8 +111,8 @@ fn batch_of(ids: Vec<i64>) -> Res<RecordBatch> {
 }
 
 /// One writer of `rows` rows with ids from `first`, given in batches of 10 rows (on a
-/// fixed-bucket table each bucket's rows still go to one file; on an `unaware` table with its
-/// 1b target each batch rolls to a file of its own).
+/// fixed-bucket table each bucket's rows go to one file; on an `unaware` table they go to one
+/// file too, see [`write_file_per_batch`]).
 async fn write_once(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMessage>> {
     let mut w = table.new_write().await?;
     for start in (0..rows).step_by(10) {
@@ -200,13 +200,27 @@ async fn run(args: Vec<String>) -> Res<()> {
             let (dir, writers, buckets): (&str, usize, usize) =
                 (&args[2], args[3].parse()?, args[4].parse()?);
             let table = Table::open(dir).await?;
+            // An `unaware` table's writer rolls by size every 1,000 rows: take its messages
+            // after every batch so that each 10-row batch is a file, as `build` does.
+            let unaware = table
+                .schema()
+                .await?
+                .options
+                .get("bucket")
+                .map(String::as_str)
+                == Some("-1");
             let t0 = Instant::now();
             let mut msgs = Vec::new();
             let mut files = 0usize;
             for k in 0..writers {
                 // 10 rows per bucket on average, ids past the build's range.
                 let rows = 10 * buckets;
-                let m = write_once(&table, 1_000_000_000 + (k * rows) as i64, rows).await?;
+                let first = 1_000_000_000 + (k * rows) as i64;
+                let m = if unaware {
+                    write_file_per_batch(&table, first, rows).await?
+                } else {
+                    write_once(&table, first, rows).await?
+                };
                 files += m
                     .iter()
                     .map(|m| m.data_increment.new_files.len())
