@@ -50,6 +50,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use paimon_kernel::commit::CommitMessage;
+use paimon_kernel::spec::options::CoreOptions;
 use paimon_native::Table;
 use std::sync::Arc;
 use std::time::Instant;
@@ -111,8 +112,7 @@ fn batch_of(ids: Vec<i64>) -> Res<RecordBatch> {
 }
 
 /// One writer of `rows` rows with ids from `first`, given in batches of 10 rows (on a
-/// fixed-bucket table each bucket's rows go to one file; on an `unaware` table they go to one
-/// file too, see [`write_file_per_batch`]).
+/// fixed-bucket table each bucket's rows go to one file).
 async fn write_once(table: &Table, first: i64, rows: usize) -> Res<Vec<CommitMessage>> {
     let mut w = table.new_write().await?;
     for start in (0..rows).step_by(10) {
@@ -134,6 +134,21 @@ async fn write_file_per_batch(table: &Table, first: i64, rows: usize) -> Res<Vec
         msgs.extend(w.prepare_commit().await?);
     }
     Ok(msgs)
+}
+
+/// The messages of one writer of `rows` rows from `first`: a file per 10-row batch on an
+/// `unaware` table ([`write_file_per_batch`]), a file per bucket otherwise ([`write_once`]).
+async fn write_rows(
+    table: &Table,
+    unaware: bool,
+    first: i64,
+    rows: usize,
+) -> Res<Vec<CommitMessage>> {
+    if unaware {
+        write_file_per_batch(table, first, rows).await
+    } else {
+        write_once(table, first, rows).await
+    }
 }
 
 fn main() -> Res<()> {
@@ -181,10 +196,8 @@ async fn run(args: Vec<String>) -> Res<()> {
                     let mut w = table.new_write().await?;
                     w.write(&batch_of(ids)?).await?;
                     w.prepare_commit().await?
-                } else if unaware {
-                    write_file_per_batch(&table, (c * rows) as i64, rows).await?
                 } else {
-                    write_once(&table, (c * rows) as i64, rows).await?
+                    write_rows(&table, unaware, (c * rows) as i64, rows).await?
                 };
                 table.new_commit(None).commit(msgs).await?;
                 if (c + 1) % 100 == 0 {
@@ -200,27 +213,16 @@ async fn run(args: Vec<String>) -> Res<()> {
             let (dir, writers, buckets): (&str, usize, usize) =
                 (&args[2], args[3].parse()?, args[4].parse()?);
             let table = Table::open(dir).await?;
-            // An `unaware` table's writer rolls by size every 1,000 rows: take its messages
-            // after every batch so that each 10-row batch is a file, as `build` does.
-            let unaware = table
-                .schema()
-                .await?
-                .options
-                .get("bucket")
-                .map(String::as_str)
-                == Some("-1");
+            // Each 10-row batch a file on an `unaware` table, as `build` makes them.
+            let unaware = CoreOptions::new(table.schema().await?.options).bucket()? == -1;
             let t0 = Instant::now();
             let mut msgs = Vec::new();
             let mut files = 0usize;
             for k in 0..writers {
                 // 10 rows per bucket on average, ids past the build's range.
                 let rows = 10 * buckets;
-                let first = 1_000_000_000 + (k * rows) as i64;
-                let m = if unaware {
-                    write_file_per_batch(&table, first, rows).await?
-                } else {
-                    write_once(&table, first, rows).await?
-                };
+                let m =
+                    write_rows(&table, unaware, 1_000_000_000 + (k * rows) as i64, rows).await?;
                 files += m
                     .iter()
                     .map(|m| m.data_increment.new_files.len())
